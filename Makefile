@@ -1,0 +1,51 @@
+# The two commands the README promises: `make run` and `make test`.
+# Everything else here is a step of one of them.
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+PG_URL ?= postgres://postgres@127.0.0.1:5432/test
+
+.PHONY: run test lint types pytest pytest-sqlite pytest-postgres clean
+
+# The virtualenv is rebuilt whenever pyproject.toml changes, so a fresh clone needs nothing installed by hand.
+# pip learned dependency groups (PEP 735) in 25.1, hence the upgrade first.
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade 'pip>=25.1'
+	$(BIN)/python -m pip install --quiet --editable . --group dev
+	touch $(STAMP)
+
+run: $(STAMP)
+	$(BIN)/python manage.py migrate --noinput
+	$(BIN)/python manage.py seed_demo
+	$(BIN)/python manage.py runserver 127.0.0.1:8000
+
+test: lint types pytest
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+types: $(STAMP)
+	$(BIN)/mypy mcpforms project tests
+
+# The suite runs on SQLite always, and again on PostgreSQL when a server answers on 127.0.0.1:5432.
+pytest: pytest-sqlite pytest-postgres
+	$(BIN)/coverage combine --quiet
+	$(BIN)/coverage report
+
+pytest-sqlite: $(STAMP)
+	rm -f .coverage .coverage.*
+	$(BIN)/coverage run --parallel-mode -m pytest -q
+
+pytest-postgres: $(STAMP)
+	@if $(BIN)/python -c "import socket; socket.create_connection(('127.0.0.1', 5432), 1)" 2>/dev/null; then \
+		DATABASE_URL=$(PG_URL) $(BIN)/coverage run --parallel-mode -m pytest -q; \
+	else \
+		echo "PostgreSQL is not reachable on 127.0.0.1:5432: skipping the PostgreSQL run."; \
+	fi
+
+clean:
+	rm -rf $(VENV) .coverage .coverage.* .mypy_cache .ruff_cache .pytest_cache

@@ -1,0 +1,17 @@
+"""Turn Django forms into MCP tools. The public API; everything else lives in the module that owns it."""
+
+from mcpforms.answers import accepted_form_input, input_response, validate_with_form
+from mcpforms.fields import AutoFormField, Option, fields_for_form, fields_for_model
+from mcpforms.schema import form_input_request, form_schema
+
+__all__ = [
+    "AutoFormField",
+    "Option",
+    "accepted_form_input",
+    "fields_for_form",
+    "fields_for_model",
+    "form_input_request",
+    "form_schema",
+    "input_response",
+    "validate_with_form",
+]

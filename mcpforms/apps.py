@@ -1,0 +1,20 @@
+from __future__ import annotations
+
+from django.apps import AppConfig
+
+
+class SimpleMcpFormsConfig(AppConfig):
+    """mcpforms without autodiscovery: register tools explicitly."""
+
+    name = "mcpforms"
+    verbose_name = "MCP forms"
+    default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from mcpforms import checks  # noqa: F401  (registers the system checks)
+
+
+class McpFormsConfig(SimpleMcpFormsConfig):
+    """The default config."""
+
+    default = True

@@ -1,0 +1,37 @@
+"""The ``MCPFORMS`` setting, read on every access so ``override_settings`` just works."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings as django_settings
+
+DEFAULTS: dict[str, Any] = {
+    # Seconds a requestState token stays valid after it was minted.
+    "STATE_MAX_AGE": 3600,
+    # A dedicated signing key for requestState; None signs with SECRET_KEY (and SECRET_KEY_FALLBACKS).
+    "STATE_KEY": None,
+    "STATE_KEY_FALLBACKS": [],
+    # A ModelChoiceField with more rows than this cannot become a select list an assistant can show.
+    "MAX_MODEL_CHOICES": 100,
+}
+
+
+def user_settings() -> Any:
+    """Return the raw ``MCPFORMS`` value (a dict when configured correctly)."""
+    return getattr(django_settings, "MCPFORMS", {})
+
+
+class Conf:
+    """Attribute access to ``MCPFORMS`` with defaults; malformed values are reported by checks."""
+
+    def __getattr__(self, name: str) -> Any:
+        if name not in DEFAULTS:
+            raise AttributeError(f"MCPFORMS has no setting {name!r}; valid: {', '.join(DEFAULTS)}")
+        configured = user_settings()
+        if isinstance(configured, dict) and name in configured:
+            return configured[name]
+        return DEFAULTS[name]
+
+
+conf = Conf()

@@ -1,0 +1,367 @@
+"""Django forms and models → ``AutoFormField`` lists.
+
+A field list is what every later step works from: the elicitation schema, the checks on untrusted answers
+and the rendered HTML form. It is read from an *instantiated* form, so whatever ``__init__`` changes counts.
+"""
+
+from __future__ import annotations
+
+import datetime
+import decimal
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Literal
+
+from django import forms
+from django.core import validators
+from django.db import models
+from django.forms.models import ModelChoiceIteratorValue
+from django.forms.utils import pretty_name
+
+from mcpforms.conf import conf
+
+FieldType = Literal[
+    "text",
+    "textarea",
+    "email",
+    "url",
+    "date",
+    "datetime",
+    "time",
+    "number",
+    "integer",
+    "range",
+    "checkbox",
+    "boolean",
+    "password",
+    "file",
+    "hidden",
+]
+FIELD_TYPES: frozenset[str] = frozenset(FieldType.__args__)  # type: ignore[attr-defined]
+
+Number = int | float
+
+
+@dataclass(frozen=True)
+class Option:
+    """One choice of a select field; the label defaults to the value."""
+
+    value: str
+    label: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.label:
+            object.__setattr__(self, "label", self.value)
+
+
+@dataclass(frozen=True)
+class AutoFormField:
+    """One input of a form, independent of Django and of the wire.
+
+    ``min``/``max`` bound the value for numbers, the length for text and the number of picks for a
+    multi-select. A field with ``options`` is a select whatever its ``type``.
+    """
+
+    name: str
+    label: str = ""
+    type: FieldType = "text"
+    required: bool = False
+    options: tuple[Option, ...] = ()
+    multiple: bool = False
+    min: Number | None = None
+    max: Number | None = None
+    description: str = ""
+    default: Any = None
+    placeholder: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.name:
+            raise ValueError("An AutoFormField needs a name.")
+        if self.type not in FIELD_TYPES:
+            raise ValueError(
+                f"Field {self.name!r} has type {self.type!r}; valid types: {', '.join(sorted(FIELD_TYPES))}."
+            )
+        # Accept any iterable of options (lists read naturally in user code) but store a tuple: frozen means
+        # hashable and safe to cache.
+        object.__setattr__(self, "options", tuple(self.options))
+        if not self.label:
+            object.__setattr__(self, "label", pretty_name(self.name))
+
+    @property
+    def is_select(self) -> bool:
+        return bool(self.options)
+
+
+class FormConversionError(Exception):
+    """A form field has no mapping, or cannot be offered as it is."""
+
+
+# A converter reads one Django form field and returns the AutoFormField attributes specific to its kind.
+Converter = Callable[[forms.Field], dict[str, Any]]
+
+_converters: dict[type[forms.Field], Converter] = {}
+
+
+def register_converter(field_class: type[forms.Field]) -> Callable[[Converter], Converter]:
+    """Map a Django form field class (and its subclasses, unless they have their own) to a converter."""
+
+    def decorator(converter: Converter) -> Converter:
+        _converters[field_class] = converter
+        return converter
+
+    return decorator
+
+
+def _converter_for(field_class: type[forms.Field]) -> Converter | None:
+    # Walk the MRO so a user's subclass of EmailField is an email without registering anything.
+    for klass in field_class.__mro__:
+        if klass in _converters:
+            return _converters[klass]
+    return None
+
+
+def _limit(validator: validators.BaseValidator) -> Any:
+    limit = validator.limit_value
+    return limit() if callable(limit) else limit
+
+
+def _json_number(value: Any) -> Number | None:
+    if isinstance(value, bool) or not isinstance(value, int | float | decimal.Decimal):
+        return None
+    if isinstance(value, decimal.Decimal):
+        return int(value) if value == value.to_integral_value() else float(value)
+    return value
+
+
+def _bounds(
+    field: forms.Field,
+    min_class: type[validators.BaseValidator],
+    max_class: type[validators.BaseValidator],
+) -> dict[str, Any]:
+    """Read the tightest lower and upper bound from a field's validators."""
+    lows = [_json_number(_limit(v)) for v in field.validators if isinstance(v, min_class)]
+    highs = [_json_number(_limit(v)) for v in field.validators if isinstance(v, max_class)]
+    low = max((n for n in lows if n is not None), default=None)
+    high = min((n for n in highs if n is not None), default=None)
+    return {"min": low, "max": high}
+
+
+@register_converter(forms.CharField)
+def _text(field: forms.Field) -> dict[str, Any]:
+    widget = field.widget
+    kind = "text"
+    if isinstance(widget, forms.PasswordInput):
+        kind = "password"
+    elif isinstance(widget, forms.Textarea):
+        kind = "textarea"
+    return {"type": kind} | _bounds(field, validators.MinLengthValidator, validators.MaxLengthValidator)
+
+
+def _typed_text(kind: str) -> Converter:
+    def convert(field: forms.Field) -> dict[str, Any]:
+        return _text(field) | {"type": kind}
+
+    return convert
+
+
+register_converter(forms.EmailField)(_typed_text("email"))
+register_converter(forms.URLField)(_typed_text("url"))
+
+
+@register_converter(forms.IntegerField)
+def _integer(field: forms.Field) -> dict[str, Any]:
+    return {"type": "integer"} | _bounds(field, validators.MinValueValidator, validators.MaxValueValidator)
+
+
+@register_converter(forms.FloatField)
+@register_converter(forms.DecimalField)
+def _number(field: forms.Field) -> dict[str, Any]:
+    return _integer(field) | {"type": "number"}
+
+
+@register_converter(forms.BooleanField)
+def _boolean(field: forms.Field) -> dict[str, Any]:
+    return {"type": "boolean"}
+
+
+@register_converter(forms.NullBooleanField)
+def _null_boolean(field: forms.Field) -> dict[str, Any]:
+    # The values NullBooleanSelect itself posts, so the bound form reads them back unchanged.
+    options = (Option("true", "Yes"), Option("false", "No"), Option("unknown", "Unknown"))
+    return {"type": "text", "options": options}
+
+
+@register_converter(forms.DateField)
+def _date(field: forms.Field) -> dict[str, Any]:
+    return {"type": "date"}
+
+
+@register_converter(forms.DateTimeField)
+@register_converter(forms.SplitDateTimeField)
+def _datetime(field: forms.Field) -> dict[str, Any]:
+    return {"type": "datetime"}
+
+
+@register_converter(forms.TimeField)
+def _time(field: forms.Field) -> dict[str, Any]:
+    return {"type": "time"}
+
+
+@register_converter(forms.DurationField)
+@register_converter(forms.UUIDField)
+def _plain_text(field: forms.Field) -> dict[str, Any]:
+    return {"type": "text"}
+
+
+@register_converter(forms.FileField)
+def _file(field: forms.Field) -> dict[str, Any]:
+    return {"type": "file"}
+
+
+def _flatten_choices(choices: Iterable[Any]) -> list[Option]:
+    options: list[Option] = []
+    for value, label in choices:
+        if isinstance(label, list | tuple):  # an optgroup: (group label, [(value, label), ...])
+            options.extend(_flatten_choices(label))
+        elif value not in ("", None):  # the empty choice means "nothing picked", not an option
+            options.append(Option(str(value), str(label)))
+    return options
+
+
+@register_converter(forms.ChoiceField)
+def _choice(field: forms.Field) -> dict[str, Any]:
+    assert isinstance(field, forms.ChoiceField)
+    return {"type": "text", "options": tuple(_flatten_choices(field.choices))}
+
+
+@register_converter(forms.MultipleChoiceField)
+def _multiple_choice(field: forms.Field) -> dict[str, Any]:
+    return _choice(field) | {"multiple": True}
+
+
+@register_converter(forms.ModelChoiceField)
+def _model_choice(field: forms.Field) -> dict[str, Any]:
+    assert isinstance(field, forms.ModelChoiceField)
+    cap: int = conf.MAX_MODEL_CHOICES
+    # Slice one past the cap: enough to know the cap is exceeded without loading the whole table.
+    rows = list(field.queryset[: cap + 1]) if field.queryset is not None else []
+    if len(rows) > cap:
+        raise FormConversionError(
+            f"{type(field).__name__} has more than {cap} choices (MCPFORMS['MAX_MODEL_CHOICES']); "
+            "narrow its queryset or raise the limit"
+        )
+    options = tuple(
+        Option(str(field.prepare_value(row)), str(field.label_from_instance(row))) for row in rows
+    )
+    return {"type": "text", "options": options}
+
+
+@register_converter(forms.ModelMultipleChoiceField)
+def _model_multiple_choice(field: forms.Field) -> dict[str, Any]:
+    return _model_choice(field) | {"multiple": True}
+
+
+def _fits(kind: str, value: Any) -> bool:
+    if kind in ("number", "range"):
+        return _json_number(value) is not None
+    if kind == "integer":
+        return isinstance(value, int) and not isinstance(value, bool)
+    if kind in ("boolean", "checkbox"):
+        return isinstance(value, bool)
+    return isinstance(value, str)
+
+
+def _json_default(auto: AutoFormField, initial: Any) -> Any:
+    """Return ``initial`` as the JSON value the field would submit, or None when it does not fit."""
+    if initial is None or auto.type in ("password", "file"):
+        return None
+    if isinstance(initial, models.Model):
+        initial = initial.pk
+    if isinstance(initial, ModelChoiceIteratorValue):
+        initial = initial.value
+    if auto.options:
+        offered = {option.value for option in auto.options}
+        if auto.multiple:
+            if isinstance(initial, str) or not isinstance(initial, Iterable):
+                return None
+            picked = [str(item.pk if isinstance(item, models.Model) else item) for item in initial]
+            return picked if set(picked) <= offered else None
+        if isinstance(initial, bool):  # NullBooleanField initial True/False
+            initial = "true" if initial else "false"
+        return str(initial) if str(initial) in offered else None
+    if isinstance(initial, datetime.datetime):
+        # date-time (RFC 3339) needs an offset; a naive value would misstate the moment.
+        if auto.type != "datetime" or initial.tzinfo is None:
+            return None
+        return initial.isoformat()
+    if isinstance(initial, datetime.date):
+        return initial.isoformat() if auto.type == "date" else None
+    if isinstance(initial, datetime.time):
+        return initial.isoformat() if auto.type == "time" else None
+    if auto.type in ("date", "datetime", "time"):
+        return None
+    if auto.type in ("number", "range"):
+        return _json_number(initial)
+    return initial if _fits(auto.type, initial) else None
+
+
+def auto_field(name: str, field: forms.Field, *, initial: Any = None) -> AutoFormField:
+    """Convert one Django form field; raises ``FormConversionError`` when it has no mapping."""
+    converter = _converter_for(type(field))
+    if converter is None:
+        raise FormConversionError(
+            f"{type(field).__name__} has no mapping; register one with mcpforms.fields.register_converter"
+        )
+    attrs = converter(field)
+    if field.widget.is_hidden:
+        attrs["type"] = "hidden"
+    placeholder = field.widget.attrs.get("placeholder", "")
+    auto = AutoFormField(
+        name=name,
+        label=str(field.label) if field.label else "",
+        required=field.required,
+        description=str(field.help_text or ""),
+        placeholder=str(placeholder),
+        **attrs,
+    )
+    default = _json_default(auto, initial)
+    return replace(auto, default=default) if default is not None else auto
+
+
+def fields_for_form(form: forms.BaseForm | type[forms.BaseForm]) -> list[AutoFormField]:
+    """Return the fields of a form (class or instance), in form order."""
+    instance = form() if isinstance(form, type) else form
+    form_name = type(instance).__name__
+    result = []
+    for name, field in instance.fields.items():
+        try:
+            result.append(auto_field(name, field, initial=instance.get_initial_for_field(field, name)))
+        except FormConversionError as error:
+            raise FormConversionError(f"{form_name}.{name}: {error}") from None
+    return result
+
+
+def fields_for_model(
+    model: type[models.Model],
+    *,
+    fields: Sequence[str] | None = None,
+    exclude: Sequence[str] | None = None,
+) -> list[AutoFormField]:
+    """Return the fields of the ModelForm Django would build for ``model``."""
+    form_class = forms.modelform_factory(
+        model, fields=list(fields) if fields is not None else "__all__", exclude=exclude
+    )
+    return fields_for_form(form_class)
+
+
+__all__ = [
+    "FIELD_TYPES",
+    "AutoFormField",
+    "FieldType",
+    "FormConversionError",
+    "Option",
+    "auto_field",
+    "fields_for_form",
+    "fields_for_model",
+    "register_converter",
+]

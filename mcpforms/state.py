@@ -1,0 +1,143 @@
+"""``requestState``: what earlier rounds proved, signed with ``django.core.signing`` and echoed by the client.
+
+The client hands the token back on its retry, so it is attacker-controlled input (spec §6.4). It is bound
+to the tool, a digest of the arguments, the principal and optionally a version of the tool's definition;
+anything that does not verify raises one ``InvalidState`` whose reason is logged, never sent.
+
+Signed, not encrypted: the client can read it. Secrets (password fields) and files never go in.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from django.conf import settings
+from django.core import signing
+
+from mcpforms.conf import conf
+from mcpforms.fields import AutoFormField
+
+logger = logging.getLogger(__name__)
+
+SALT = "mcpforms.state.request"
+ANONYMOUS = "anonymous"
+# Never stored in a state token: secrets must not travel to the client, and files cannot.
+UNSTORABLE_TYPES: frozenset[str] = frozenset({"password", "file"})
+
+
+class InvalidState(Exception):
+    """A requestState that is tampered, truncated, expired or bound to something else."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__("Invalid or expired requestState")
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class RequestState:
+    """A verified requestState payload."""
+
+    tool: str
+    principal: str
+    issued_at: int
+    answers: dict[str, Any]
+    pending: tuple[str, ...]
+    version: str | None = None
+
+
+def principal_for(user: Any) -> str:
+    """Name the principal a state is minted for: a user id, or the anonymous marker."""
+    if user is None or not getattr(user, "is_authenticated", False):
+        return ANONYMOUS
+    return f"user:{user.pk}"
+
+
+def arguments_digest(arguments: Any) -> str:
+    """Digest the tool arguments canonically, so a state cannot be replayed with other arguments."""
+    canonical = json.dumps(arguments, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def _signer() -> signing.TimestampSigner:
+    key = conf.STATE_KEY
+    if key is None:
+        return signing.TimestampSigner(
+            key=settings.SECRET_KEY, fallback_keys=settings.SECRET_KEY_FALLBACKS, salt=SALT
+        )
+    return signing.TimestampSigner(key=key, fallback_keys=list(conf.STATE_KEY_FALLBACKS), salt=SALT)
+
+
+def dump_state(
+    *,
+    tool: str,
+    arguments: Any,
+    principal: str,
+    fields: Sequence[AutoFormField],
+    answers: Mapping[str, Any],
+    pending: Iterable[str] = (),
+    version: str | None = None,
+) -> str:
+    """Mint a token carrying the answers so far; values of password and file fields are left out."""
+    storable = {f.name for f in fields if f.type not in UNSTORABLE_TYPES}
+    payload = {
+        "tool": tool,
+        "args": arguments_digest(arguments),
+        "principal": principal,
+        "iat": int(time.time()),
+        "answers": {name: value for name, value in answers.items() if name in storable},
+        "pending": list(pending),
+        "version": version,
+    }
+    return _signer().sign_object(payload, compress=True)
+
+
+def load_state(
+    token: Any, *, tool: str, arguments: Any, principal: str, version: str | None = None
+) -> RequestState:
+    """Verify a token echoed by the client against this call; raise ``InvalidState`` otherwise."""
+    try:
+        if not isinstance(token, str):
+            raise InvalidState(f"not a string: {type(token).__name__}")
+        try:
+            payload = _signer().unsign_object(token, max_age=conf.STATE_MAX_AGE)
+        except signing.SignatureExpired as error:
+            raise InvalidState(f"expired: {error}") from None
+        except (signing.BadSignature, ValueError, UnicodeDecodeError) as error:
+            raise InvalidState(f"bad signature or encoding: {error}") from None
+        return _verified(payload, tool=tool, arguments=arguments, principal=principal, version=version)
+    except InvalidState as error:
+        logger.info("Rejected requestState for tool %r: %s", tool, error.reason)
+        raise
+
+
+def _verified(
+    payload: Any, *, tool: str, arguments: Any, principal: str, version: str | None
+) -> RequestState:
+    if not isinstance(payload, dict):
+        raise InvalidState("payload is not an object")
+    expected = {
+        "tool": tool,
+        "args": arguments_digest(arguments),
+        "principal": principal,
+        "version": version,
+    }
+    for name, value in expected.items():
+        if payload.get(name) != value:
+            raise InvalidState(f"minted for another {name}")
+    answers, pending, issued_at = payload.get("answers"), payload.get("pending"), payload.get("iat")
+    if not isinstance(answers, dict) or not isinstance(pending, list) or not isinstance(issued_at, int):
+        raise InvalidState("malformed payload")
+    return RequestState(
+        tool=tool,
+        principal=principal,
+        issued_at=issued_at,
+        answers=answers,
+        pending=tuple(str(name) for name in pending),
+        version=version,
+    )
