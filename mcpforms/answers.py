@@ -16,6 +16,7 @@ from typing import Any, Literal
 from django import forms
 from django.core.exceptions import ValidationError
 from django.core.validators import EmailValidator, URLValidator
+from django.utils.datastructures import MultiValueDict
 
 from mcpforms.fields import AutoFormField
 from mcpforms.schema import form_mode_fields
@@ -155,7 +156,8 @@ def validate_with_form(
 ) -> FormOutcome:
     """Bind ``values`` to a fresh ``form_class`` (with ``initial``, ``instance``… as given) and validate."""
     data: dict[str, Any] = {}
-    form = form_class(data=data, files=dict(files or {}), **form_kwargs)
+    uploads = MultiValueDict({name: [upload] for name, upload in (files or {}).items()})
+    form = form_class(data=data, files=uploads, **form_kwargs)
     # Widgets and the prefix come from the instance (its __init__ may change them), so the data is laid
     # out after construction, into the dict the form is already bound to and before anything reads it.
     data.update(_as_form_data(form, values))

@@ -15,7 +15,6 @@ from typing import Any, Literal
 from django import forms
 from django.core import validators
 from django.db import models
-from django.forms.models import ModelChoiceIteratorValue
 from django.forms.utils import pretty_name
 
 from mcpforms.conf import conf
@@ -66,7 +65,7 @@ class AutoFormField:
     label: str = ""
     type: FieldType = "text"
     required: bool = False
-    options: tuple[Option, ...] = ()
+    options: Sequence[Option] = ()
     multiple: bool = False
     min: Number | None = None
     max: Number | None = None
@@ -209,6 +208,7 @@ def _time(field: forms.Field) -> dict[str, Any]:
 
 @register_converter(forms.DurationField)
 @register_converter(forms.UUIDField)
+@register_converter(forms.JSONField)
 def _plain_text(field: forms.Field) -> dict[str, Any]:
     return {"type": "text"}
 
@@ -218,7 +218,7 @@ def _file(field: forms.Field) -> dict[str, Any]:
     return {"type": "file"}
 
 
-def _flatten_choices(choices: Iterable[Any]) -> list[Option]:
+def _flatten_choices(choices: Any) -> list[Option]:
     options: list[Option] = []
     for value, label in choices:
         if isinstance(label, list | tuple):  # an optgroup: (group label, [(value, label), ...])
@@ -262,8 +262,6 @@ def _model_multiple_choice(field: forms.Field) -> dict[str, Any]:
 
 
 def _fits(kind: str, value: Any) -> bool:
-    if kind in ("number", "range"):
-        return _json_number(value) is not None
     if kind == "integer":
         return isinstance(value, int) and not isinstance(value, bool)
     if kind in ("boolean", "checkbox"):
@@ -277,8 +275,6 @@ def _json_default(auto: AutoFormField, initial: Any) -> Any:
         return None
     if isinstance(initial, models.Model):
         initial = initial.pk
-    if isinstance(initial, ModelChoiceIteratorValue):
-        initial = initial.value
     if auto.options:
         offered = {option.value for option in auto.options}
         if auto.multiple:
