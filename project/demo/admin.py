@@ -4,7 +4,7 @@ from project.demo.models import Ticket
 
 
 @admin.register(Ticket)
-class TicketAdmin(admin.ModelAdmin):
+class TicketAdmin(admin.ModelAdmin[Ticket]):
     list_display = ["subject", "priority", "due", "created"]
     list_filter = ["priority"]
     search_fields = ["subject", "body"]

@@ -1,0 +1,309 @@
+from __future__ import annotations
+
+import datetime
+import math
+from typing import Any
+
+import pytest
+from django import forms
+from django.core.files.uploadedfile import SimpleUploadedFile
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mcpforms.answers import (
+    InputResponse,
+    accepted_form_input,
+    accepted_value,
+    input_response,
+    validate_with_form,
+)
+from mcpforms.fields import AutoFormField, Option, fields_for_form
+from mcpforms.schema import form_mode_fields
+from tests.forms import CustomisedForm, PrefixedForm, SignupForm
+from tests.testapp.models import Colour, Gadget
+
+SIGNUP = fields_for_form(SignupForm)
+
+
+def answer(content: Any, action: str = "accept", key: str = "form") -> dict[str, Any]:
+    return {key: {"action": action, "content": content}}
+
+
+@pytest.mark.parametrize(
+    ("responses", "expected"),
+    [
+        (answer({"a": 1}), InputResponse("accept", {"a": 1})),
+        ({"form": {"action": "accept"}}, InputResponse("accept", None)),
+        (answer({"a": 1}, "decline"), InputResponse("decline", None)),
+        ({"form": {"action": "cancel"}}, InputResponse("cancel", None)),
+        (None, None),
+        ([], None),
+        ("form", None),
+        ({}, None),
+        ({"other": {"action": "accept"}}, None),
+        ({"form": 12345}, None),
+        ({"form": "accept"}, None),
+        ({"form": {"action": "maybe"}}, None),
+        ({"form": {"action": ["accept"]}}, None),
+        ({"form": {"content": {}}}, None),
+        (answer(["not", "a", "dict"]), None),
+        (answer("text"), None),
+    ],
+)
+def test_input_response(responses, expected):
+    assert input_response(responses, "form") == expected
+
+
+def test_accepted_form_input_keeps_valid_values_and_drops_the_rest():
+    content = {
+        "email": "ada@example.com",
+        "plan": "team",
+        "age": 200,  # outside 18-120
+        "newsletter": "yes",  # wrong type
+        "is_admin": True,  # never asked
+    }
+    assert accepted_form_input(answer(content), "form", SIGNUP) == {
+        "email": "ada@example.com",
+        "plan": "team",
+    }
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        {"plan": "pro"},  # email missing
+        {"email": "not-an-email", "plan": "pro"},
+        {"email": "ada@example.com", "plan": "enterprise"},  # never offered
+        {"email": "ada@example.com", "plan": ["pro"]},
+        {"email": 5, "plan": "pro"},
+    ],
+)
+def test_a_missing_or_invalid_required_value_fails_the_whole_answer(content):
+    assert accepted_form_input(answer(content), "form", SIGNUP) is None
+
+
+@pytest.mark.parametrize("action", ["decline", "cancel"])
+def test_declined_and_cancelled_are_none(action):
+    assert accepted_form_input(answer({"email": "a@b.co", "plan": "pro"}, action), "form", SIGNUP) is None
+
+
+def test_accept_without_content_is_none():
+    assert accepted_form_input({"form": {"action": "accept"}}, "form", SIGNUP) is None
+
+
+def test_only_the_named_key_counts():
+    responses = answer({"email": "a@b.co", "plan": "pro"}, key="other")
+    assert accepted_form_input(responses, "form", SIGNUP) is None
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "accepted"),
+    [
+        (AutoFormField("n", type="integer", min=1, max=3), 2, 2),
+        (AutoFormField("n", type="integer"), 2.0, 2),
+        (AutoFormField("n", type="integer"), 2.5, None),
+        (AutoFormField("n", type="integer"), True, None),
+        (AutoFormField("n", type="number", min=0.5), 0.25, None),
+        (AutoFormField("n", type="number"), math.inf, None),
+        (AutoFormField("n", type="number"), math.nan, None),
+        (AutoFormField("n", type="number"), "3", None),
+        (AutoFormField("n", type="range", max=10), 10, 10),
+        (AutoFormField("b", type="checkbox"), False, False),
+        (AutoFormField("b", type="boolean"), 0, None),
+        (AutoFormField("s", min=2, max=3), "a", None),
+        (AutoFormField("s", min=2, max=3), "abcd", None),
+        (AutoFormField("s", min=2, max=3), "abc", "abc"),
+        (AutoFormField("s", type="textarea"), None, None),
+        (AutoFormField("u", type="url"), "https://example.com/x", "https://example.com/x"),
+        (AutoFormField("u", type="url"), "javascript:alert(1)", None),
+        (AutoFormField("d", type="date"), "2026-02-30", None),
+        (AutoFormField("d", type="date"), "2026-02-28", "2026-02-28"),
+        (AutoFormField("d", type="datetime"), "2026-02-28T10:00:00Z", "2026-02-28T10:00:00Z"),
+        (AutoFormField("d", type="datetime"), "yesterday", None),
+        (AutoFormField("m", options=(Option("a"), Option("b")), multiple=True), ["a", "a", "b"], ["a", "b"]),
+        (AutoFormField("m", options=(Option("a"), Option("b")), multiple=True, min=2), ["a", "a"], None),
+        (AutoFormField("m", options=(Option("a"), Option("b")), multiple=True, max=1), ["a", "b"], None),
+        (AutoFormField("m", options=(Option("a"),), multiple=True), ["a", "z"], None),
+        (AutoFormField("m", options=(Option("a"),), multiple=True), "a", None),
+        (AutoFormField("m", options=(Option("a"),), multiple=True), [], []),
+    ],
+)
+def test_accepted_value(field, value, accepted):
+    expected = {} if accepted is None else {field.name: accepted}
+    assert accepted_form_input(answer({field.name: value}), "form", [field]) == expected
+    if accepted is not None:
+        assert accepted_value(field, value) == accepted
+
+
+def test_password_and_file_values_are_never_taken_from_form_mode():
+    fields = [
+        AutoFormField("pw", type="password"),
+        AutoFormField("doc", type="file"),
+        AutoFormField("h", type="hidden"),
+    ]
+    assert accepted_form_input(answer({"pw": "hunter2", "doc": "x", "h": "y"}), "form", fields) == {}
+
+
+# ---- hypothesis: untrusted JSON never breaks accepted_form_input --------------------------------------
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=30),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4)
+    ),
+    max_leaves=20,
+)
+
+FIELDS = [
+    AutoFormField("email", type="email", required=True, max=40),
+    AutoFormField("plan", options=(Option("pro", "Pro"), Option("team", "Team")), required=True),
+    AutoFormField("age", type="integer", min=18, max=120),
+    AutoFormField("score", type="number", min=-1.5, max=1.5),
+    AutoFormField("ok", type="boolean"),
+    AutoFormField("tags", options=(Option("a"), Option("b"), Option("c")), multiple=True, min=1, max=2),
+    AutoFormField("note", type="textarea", min=1, max=5),
+    AutoFormField("day", type="date"),
+    AutoFormField("secret", type="password"),
+]
+field_values = {
+    "email": st.emails() | json_values,
+    "plan": st.sampled_from(["pro", "team", "free"]) | json_values,
+    "age": st.integers(0, 200) | st.floats() | json_values,
+    "score": st.floats() | st.integers(-3, 3) | json_values,
+    "ok": st.booleans() | json_values,
+    "tags": st.lists(st.sampled_from(["a", "b", "c", "d"]), max_size=4) | json_values,
+    "note": st.text(max_size=8) | json_values,
+    "day": st.dates().map(datetime.date.isoformat) | json_values,
+    "secret": json_values,
+}
+contents = st.fixed_dictionaries({}, optional=field_values) | json_values
+responses = st.one_of(
+    json_values,
+    st.fixed_dictionaries(
+        {
+            "form": st.fixed_dictionaries(
+                {"action": st.sampled_from(["accept", "decline", "cancel", "x"]) | json_values},
+                optional={"content": contents},
+            )
+        }
+    ),
+)
+
+
+def _conforms(field: AutoFormField, value: Any) -> bool:
+    """An independent reading of the schema each field advertises."""
+    low = -math.inf if field.min is None else field.min
+    high = math.inf if field.max is None else field.max
+    if field.options:
+        offered = {o.value for o in field.options}
+        if field.multiple:
+            return isinstance(value, list) and set(value) <= offered and low <= len(value) <= high
+        return value in offered
+    if field.type == "boolean":
+        return type(value) is bool
+    if field.type in ("integer", "number"):
+        return type(value) in (int, float) and math.isfinite(value) and low <= value <= high
+    if not isinstance(value, str):
+        return False
+    if field.type == "date":
+        datetime.date.fromisoformat(value)
+    if field.type == "email":
+        return "@" in value and len(value) <= high
+    return low <= len(value) <= high
+
+
+@settings(max_examples=400, deadline=None)
+@given(responses)
+def test_accepted_form_input_never_raises_and_never_returns_a_value_outside_the_schema(responses):
+    accepted = accepted_form_input(responses, "form", FIELDS)
+    if accepted is None:
+        return
+    by_name = {f.name: f for f in form_mode_fields(FIELDS)}
+    assert set(accepted) <= set(by_name)
+    assert {"email", "plan"} <= set(accepted)
+    for name, value in accepted.items():
+        assert _conforms(by_name[name], value), (name, value)
+
+
+@settings(max_examples=200, deadline=None)
+@given(json_values, st.text(max_size=5))
+def test_input_response_never_raises(responses, key):
+    result = input_response(responses, key)
+    assert result is None or result.action in ("accept", "decline", "cancel")
+
+
+# ---- the Django form has the last word ---------------------------------------------------------------
+
+
+def test_validate_with_form_returns_cleaned_data():
+    outcome = validate_with_form(SignupForm, {"email": "ada@example.com", "plan": "pro", "newsletter": True})
+    assert outcome.is_valid
+    assert outcome.cleaned_data == {
+        "email": "ada@example.com",
+        "plan": "pro",
+        "age": None,
+        "newsletter": True,
+    }
+
+
+def test_validate_with_form_reports_djangos_messages_per_field():
+    outcome = validate_with_form(SignupForm, {"email": "ada@example.invalid", "age": 12})
+    assert not outcome.is_valid
+    assert outcome.errors == {
+        "email": ["That domain does not receive mail."],
+        "plan": ["This field is required."],
+        "age": ["Ensure this value is greater than or equal to 18."],
+    }
+
+
+def test_validate_with_form_runs_init_customisations():
+    assert validate_with_form(CustomisedForm, {"plan": "pro"}).is_valid
+    assert validate_with_form(CustomisedForm, {"plan": "free"}).errors == {
+        "plan": ["Select a valid choice. free is not one of the available choices."]
+    }
+
+
+def test_validate_with_form_handles_prefixes_and_split_datetimes():
+    outcome = validate_with_form(PrefixedForm, {"name": "Ada", "when": "2026-03-04T05:06:00"})
+    assert outcome.is_valid, outcome.errors
+    assert outcome.cleaned_data["when"] == datetime.datetime(2026, 3, 4, 5, 6, tzinfo=datetime.UTC)
+
+
+def test_validate_with_form_passes_initial_and_files():
+    class Upload(forms.Form):
+        doc = forms.FileField()
+        note = forms.CharField(required=False)
+
+    outcome = validate_with_form(
+        Upload, {}, files={"doc": SimpleUploadedFile("a.txt", b"hi")}, initial={"note": "x"}
+    )
+    assert outcome.is_valid
+    assert outcome.cleaned_data["doc"].name == "a.txt"
+    assert outcome.form.initial == {"note": "x"}
+
+
+@pytest.mark.django_db
+def test_validate_with_form_keeps_model_uniqueness_and_updates_instances():
+    form_class = forms.modelform_factory(Gadget, fields=["name", "slug", "stock"])
+    first = validate_with_form(form_class, {"name": "Lamp", "slug": "lamp", "stock": 3})
+    assert first.is_valid
+    first.form.save()  # type: ignore[attr-defined]
+    again = validate_with_form(form_class, {"name": "Lamp", "slug": "lamp2", "stock": 1})
+    assert again.errors == {"name": ["Gadget with this Name already exists."]}
+    lamp = Gadget.objects.get()
+    update = validate_with_form(form_class, {"name": "Lamp", "slug": "lamp", "stock": 9}, instance=lamp)
+    assert update.is_valid
+    update.form.save()  # type: ignore[attr-defined]
+    assert Gadget.objects.get().stock == 9
+
+
+@pytest.mark.django_db
+def test_model_choice_answers_bind_to_instances():
+    red = Colour.objects.create(name="Red", code="#f00")
+    form_class = forms.modelform_factory(Gadget, fields=["name", "slug", "colour", "tags"])
+    outcome = validate_with_form(
+        form_class, {"name": "Pen", "slug": "pen", "colour": str(red.pk), "tags": [str(red.pk)]}
+    )
+    assert outcome.is_valid, outcome.errors
+    assert outcome.cleaned_data["colour"] == red
+    assert list(outcome.cleaned_data["tags"]) == [red]

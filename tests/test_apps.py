@@ -1,0 +1,36 @@
+from __future__ import annotations
+
+from io import StringIO
+
+import pytest
+from django.apps import apps
+from django.core.management import call_command
+
+import mcpforms
+
+
+@pytest.mark.django_db
+def test_migrations_are_up_to_date():
+    out = StringIO()
+    call_command("makemigrations", "--check", "--dry-run", stdout=out)
+    assert "No changes detected" in out.getvalue()
+
+
+def test_the_app_sets_its_own_auto_field():
+    assert apps.get_app_config("mcpforms").default_auto_field == "django.db.models.BigAutoField"
+
+
+def test_the_public_api_is_small_and_importable():
+    assert set(mcpforms.__all__) == {
+        "AutoFormField",
+        "Option",
+        "accepted_form_input",
+        "fields_for_form",
+        "fields_for_model",
+        "form_input_request",
+        "form_schema",
+        "input_response",
+        "validate_with_form",
+    }
+    for name in mcpforms.__all__:
+        assert getattr(mcpforms, name)

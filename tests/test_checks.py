@@ -1,0 +1,83 @@
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from django.core.checks import Error, Warning
+from django.test import override_settings
+
+from mcpforms.checks import check_settings
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def ids(messages):
+    return [message.id for message in messages]
+
+
+def test_defaults_pass():
+    assert check_settings() == []
+
+
+def test_a_valid_configuration_passes():
+    with override_settings(MCPFORMS={"STATE_MAX_AGE": 60, "STATE_KEY": "k" * 40, "MAX_MODEL_CHOICES": 5}):
+        assert check_settings() == []
+
+
+def test_e001_not_a_dict():
+    with override_settings(MCPFORMS=["STATE_MAX_AGE"]):
+        (message,) = check_settings()
+    assert isinstance(message, Error)
+    assert message.id == "mcpforms.E001"
+    assert "not list" in message.msg
+
+
+@pytest.mark.parametrize("value", [0, -5, "60", 1.5, True, None])
+@pytest.mark.parametrize("name", ["STATE_MAX_AGE", "MAX_MODEL_CHOICES"])
+def test_e002_positive_integers(name, value):
+    with override_settings(MCPFORMS={name: value}):
+        assert ids(check_settings()) == ["mcpforms.E002"]
+
+
+@pytest.mark.parametrize("key", ["short", 12345, ["k" * 40]])
+def test_e003_state_key(key):
+    with override_settings(MCPFORMS={"STATE_KEY": key}):
+        assert ids(check_settings()) == ["mcpforms.E003"]
+
+
+@pytest.mark.parametrize("fallbacks", ["k" * 40, [1, 2], {"k": "v"}])
+def test_e004_state_key_fallbacks(fallbacks):
+    with override_settings(MCPFORMS={"STATE_KEY": "k" * 40, "STATE_KEY_FALLBACKS": fallbacks}):
+        assert ids(check_settings()) == ["mcpforms.E004"]
+
+
+def test_w001_unknown_keys_list_the_valid_ones():
+    with override_settings(MCPFORMS={"STATE_MAX_AGES": 60}):
+        (message,) = check_settings()
+    assert isinstance(message, Warning)
+    assert message.id == "mcpforms.W001"
+    assert "STATE_MAX_AGE" in str(message.hint)
+
+
+def test_w002_fallbacks_without_a_dedicated_key():
+    with override_settings(MCPFORMS={"STATE_KEY_FALLBACKS": ["k" * 40]}):
+        assert ids(check_settings()) == ["mcpforms.W002"]
+
+
+def test_manage_py_check_fails_on_a_bad_setting(tmp_path):
+    """The check is registered with Django, not just importable."""
+    (tmp_path / "bad_settings.py").write_text(
+        "from tests.settings import *\nMCPFORMS = {'STATE_MAX_AGE': -1}\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-m", "django", "check"],
+        cwd=ROOT,
+        env={"PYTHONPATH": f"{tmp_path}:{ROOT}", "DJANGO_SETTINGS_MODULE": "bad_settings", "PATH": ""},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 1
+    assert "mcpforms.E002" in result.stderr

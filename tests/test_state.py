@@ -1,0 +1,206 @@
+from __future__ import annotations
+
+import base64
+import json
+import logging
+import time
+import zlib
+from types import SimpleNamespace
+from typing import Any
+from unittest import mock
+
+import pytest
+from django.core import signing
+from django.test import override_settings
+
+from mcpforms.fields import AutoFormField
+from mcpforms.state import (
+    ANONYMOUS,
+    SALT,
+    InvalidState,
+    arguments_digest,
+    dump_state,
+    load_state,
+    principal_for,
+)
+
+FIELDS = [
+    AutoFormField("email", type="email"),
+    AutoFormField("password", type="password"),
+    AutoFormField("doc", type="file"),
+    AutoFormField("plan"),
+]
+BINDING: dict[str, Any] = {"tool": "signup", "arguments": {"plan": "pro"}, "principal": "user:1"}
+
+
+def mint(**overrides):
+    values = {**BINDING, "fields": FIELDS, "answers": {"email": "ada@example.com"}, "pending": ["plan"]}
+    return dump_state(**(values | overrides))
+
+
+def test_round_trip():
+    state = load_state(mint(), **BINDING)
+    assert state.tool == "signup"
+    assert state.principal == "user:1"
+    assert state.answers == {"email": "ada@example.com"}
+    assert state.pending == ("plan",)
+    assert state.version is None
+    assert abs(state.issued_at - time.time()) < 60
+
+
+def test_token_is_compact_and_signed_with_timestamp():
+    token = mint()
+    assert token.startswith(".")  # compressed payload
+    assert token.count(":") == 2  # payload:timestamp:signature
+
+
+def test_argument_order_does_not_matter():
+    token = mint(arguments={"a": 1, "b": [1, 2]})
+    assert load_state(token, **(BINDING | {"arguments": {"b": [1, 2], "a": 1}}))
+
+
+def test_password_and_file_values_never_enter_the_token():
+    secret = "correct horse battery staple"
+    token = mint(answers={"email": "ada@example.com", "password": secret, "doc": "x.pdf", "unknown": 1})
+    payload = token.split(":")[0].lstrip(".")
+    decoded = zlib.decompress(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4))).decode()
+    assert secret not in decoded
+    assert "x.pdf" not in decoded
+    assert json.loads(decoded)["answers"] == {"email": "ada@example.com"}
+    assert load_state(token, **BINDING).answers == {"email": "ada@example.com"}
+
+
+@pytest.mark.parametrize(
+    "binding",
+    [
+        {"tool": "other_tool"},
+        {"arguments": {"plan": "team"}},
+        {"arguments": {}},
+        {"principal": "user:2"},
+        {"principal": ANONYMOUS},
+    ],
+)
+def test_a_token_bound_to_something_else_is_refused(binding):
+    with pytest.raises(InvalidState, match="Invalid or expired requestState"):
+        load_state(mint(), **(BINDING | binding))
+
+
+def test_version_binding():
+    token = mint(version="3")
+    assert load_state(token, **BINDING, version="3").version == "3"
+    with pytest.raises(InvalidState) as caught:
+        load_state(token, **BINDING, version="4")
+    assert caught.value.reason == "minted for another version"
+    with pytest.raises(InvalidState):
+        load_state(mint(), **BINDING, version="3")
+
+
+def test_every_single_bit_flip_is_refused():
+    token = mint()
+    raw = token.encode()
+    for index in range(len(raw)):
+        for bit in (1, 4, 32):
+            flipped = bytearray(raw)
+            flipped[index] ^= bit
+            try:
+                candidate = flipped.decode()
+            except UnicodeDecodeError:
+                continue
+            if candidate == token:  # pragma: no cover - a flip always changes the token
+                continue
+            with pytest.raises(InvalidState):
+                load_state(candidate, **BINDING)
+
+
+def test_every_truncation_is_refused():
+    token = mint()
+    for length in range(len(token)):
+        with pytest.raises(InvalidState):
+            load_state(token[:length], **BINDING)
+    with pytest.raises(InvalidState):
+        load_state(token + "A", **BINDING)
+
+
+@pytest.mark.parametrize("token", [None, 123, ["x"], {"a": 1}, b"bytes"])
+def test_non_string_tokens_are_refused(token):
+    with pytest.raises(InvalidState) as caught:
+        load_state(token, **BINDING)
+    assert caught.value.reason.startswith("not a string")
+
+
+def test_expiry():
+    token = mint()
+    with override_settings(MCPFORMS={"STATE_MAX_AGE": 60}):
+        assert load_state(token, **BINDING)
+        with mock.patch("time.time", return_value=time.time() + 61), pytest.raises(InvalidState) as caught:
+            load_state(token, **BINDING)
+    assert caught.value.reason.startswith("expired")
+
+
+def test_the_reason_is_logged_but_not_in_the_message(caplog):
+    with caplog.at_level(logging.INFO, logger="mcpforms.state"), pytest.raises(InvalidState) as caught:
+        load_state(mint(), **(BINDING | {"tool": "other"}))
+    assert str(caught.value) == "Invalid or expired requestState"
+    assert "minted for another tool" not in str(caught.value)
+    assert "minted for another tool" in caplog.text
+
+
+def test_secret_key_rotation_with_fallbacks():
+    with override_settings(SECRET_KEY="old-key-" + "x" * 40):
+        token = mint()
+    with override_settings(SECRET_KEY="new-key-" + "y" * 40, SECRET_KEY_FALLBACKS=["old-key-" + "x" * 40]):
+        assert load_state(token, **BINDING)
+    with override_settings(SECRET_KEY="new-key-" + "y" * 40), pytest.raises(InvalidState):
+        load_state(token, **BINDING)
+
+
+def test_dedicated_state_key_with_its_own_fallbacks():
+    key_a, key_b = "a" * 40, "b" * 40
+    with override_settings(MCPFORMS={"STATE_KEY": key_a}):
+        token = mint()
+    # Signed with the dedicated key, not SECRET_KEY.
+    with pytest.raises(InvalidState):
+        load_state(token, **BINDING)
+    with override_settings(MCPFORMS={"STATE_KEY": key_b, "STATE_KEY_FALLBACKS": [key_a]}):
+        assert load_state(token, **BINDING)
+
+
+def test_the_salt_names_the_purpose():
+    # A value signed by another part of the project (another salt) is not a requestState.
+    other = signing.TimestampSigner(salt="somewhere.else").sign_object({"tool": "signup"})
+    with pytest.raises(InvalidState):
+        load_state(other, **BINDING)
+    assert SALT == "mcpforms.state.request"
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        ["not", "an", "object"],
+        {"tool": "signup", "args": arguments_digest({"plan": "pro"}), "principal": "user:1", "version": None},
+        {
+            "tool": "signup",
+            "args": arguments_digest({"plan": "pro"}),
+            "principal": "user:1",
+            "version": None,
+            "iat": "now",
+            "answers": {},
+            "pending": [],
+        },
+    ],
+)
+def test_malformed_payloads_are_refused_even_when_signed(payload):
+    token = signing.TimestampSigner(salt=SALT).sign_object(payload, compress=True)
+    with pytest.raises(InvalidState):
+        load_state(token, **BINDING)
+
+
+def test_principal_for():
+    assert principal_for(None) == ANONYMOUS
+    assert principal_for(SimpleNamespace(is_authenticated=False, pk=None)) == ANONYMOUS
+    assert principal_for(SimpleNamespace(is_authenticated=True, pk=7)) == "user:7"
+
+
+def test_arguments_digest_is_canonical():
+    assert arguments_digest({"a": 1, "b": 2}) == arguments_digest({"b": 2, "a": 1})
+    assert arguments_digest({"a": 1}) != arguments_digest({"a": "1"})
