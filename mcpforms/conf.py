@@ -14,6 +14,17 @@ DEFAULTS: dict[str, Any] = {
     "STATE_KEY_FALLBACKS": [],
     # A ModelChoiceField with more rows than this cannot become a select list an assistant can show.
     "MAX_MODEL_CHOICES": 100,
+    # The MCP endpoint (mcpforms.api). Origins allowed besides the endpoint's own, e.g. "https://app.example".
+    "ALLOWED_ORIGINS": [],
+    # serverInfo sent in every result's _meta; a None version is mcpforms' own.
+    "SERVER_NAME": "mcpforms",
+    "SERVER_VERSION": None,
+    # server/discover's guidance for the model, or None.
+    "INSTRUCTIONS": None,
+    # Entries per page of tools/list, prompts/list, resources/list and resources/templates/list.
+    "PAGE_SIZE": 100,
+    # ttlMs of cacheable results (discover, lists, resource reads); 0 means "stale at once".
+    "CACHE_TTL_MS": 60000,
 }
 
 

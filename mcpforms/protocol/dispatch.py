@@ -1,0 +1,126 @@
+"""The transport-agnostic core: one decoded JSON-RPC message in, one ``Reply`` out (spec §8.9).
+
+The edge (``mcpforms.api`` over HTTP, later stdio) decodes the body, hands over the headers and the user,
+and writes the reply. Everything in between lives here, in ladder order: message shape, era, envelope,
+method, params, then the handler. Nothing raises out of ``handle``: a bug in a handler is logged and
+answered with -32603, never a traceback.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from mcp_types.methods import validate_client_request
+from pydantic import ValidationError
+
+from mcpforms.conf import conf
+from mcpforms.protocol import results
+from mcpforms.protocol.context import Notify
+from mcpforms.protocol.envelope import read_envelope
+from mcpforms.protocol.errors import (
+    INTERNAL_ERROR,
+    ProtocolError,
+    http_status,
+    invalid_params,
+    method_not_found,
+    unsupported_version,
+)
+from mcpforms.protocol.jsonrpc import Message, error_response, read_message, readable_id, result_response
+from mcpforms.protocol.methods import INPUT_REQUIRED_METHODS, METHODS, Call
+from mcpforms.protocol.versions import SUPPORTED_VERSIONS, era_of
+from mcpforms.state import ANONYMOUS, principal_for
+
+if TYPE_CHECKING:
+    from mcpforms.protocol.server import Server
+
+logger = logging.getLogger("mcpforms.protocol")
+
+
+@dataclass(frozen=True)
+class Reply:
+    """What to send back: an HTTP-style status and a JSON-RPC body, or no body at all (202)."""
+
+    status: int
+    body: dict[str, Any] | None = None
+
+
+ACCEPTED = Reply(202)
+
+
+def handle(
+    server: Server,
+    payload: Any,
+    *,
+    headers: Mapping[str, str] | None,
+    user: Any,
+    notify: Notify | None,
+) -> Reply:
+    request_id = readable_id(payload)
+    try:
+        message = read_message(payload)
+        if message.is_notification:
+            # Spec §8.4: accepted notifications get 202 and no body. None is defined for HTTP clients.
+            return ACCEPTED
+        assert message.id is not None
+        return Reply(200, result_response(message.id, _answer(server, message, headers, user, notify)))
+    except ProtocolError as error:
+        return Reply(http_status(error.code), error_response(request_id, error))
+    except Exception:
+        logger.exception("MCP request %r failed", request_id)
+        return Reply(200, error_response(request_id, ProtocolError(INTERNAL_ERROR, "Internal error")))
+
+
+def _answer(
+    server: Server,
+    message: Message,
+    headers: Mapping[str, str] | None,
+    user: Any,
+    notify: Notify | None,
+) -> dict[str, Any]:
+    if era_of(message.method, message.params, headers) == "legacy":
+        # The 2025 handshake is not served yet: name the versions that are (spec §9.3).
+        requested = message.params.get("protocolVersion")
+        raise unsupported_version(requested if isinstance(requested, str) else "", list(SUPPORTED_VERSIONS))
+    envelope = read_envelope(message, headers)
+    method = METHODS.get(message.method)
+    if method is None or not method.served(server):
+        raise method_not_found(message.method)
+    _validate_params(message, envelope.protocol_version)
+    principal = principal_for(user)
+    call = Call(server, message, envelope, user, principal, notify)
+    result = method.run(call)
+    if not isinstance(result, Mapping):
+        logger.error("The %s handler returned %r instead of a dict", message.method, type(result))
+        raise ProtocolError(INTERNAL_ERROR, "Internal error")
+    if result.get("resultType") == "input_required" and message.method in INPUT_REQUIRED_METHODS:
+        return results.input_required(
+            result, capabilities=envelope.client_capabilities, server_info=server.info
+        )
+    # Discovery says nothing user-specific; lists and reads may vary by user, so they are cached per
+    # authorization context once there is one (spec §4.2).
+    public = message.method == "server/discover" or principal == ANONYMOUS
+    return results.complete(
+        result,
+        method=message.method,
+        server_info=server.info,
+        ttl_ms=conf.CACHE_TTL_MS,
+        cache_scope="public" if public else "private",
+    )
+
+
+def _validate_params(message: Message, version: str) -> None:
+    """Check the params against the revision's schema (mcp_types), or raise -32602."""
+    params = message.params
+    if "inputResponses" in params:
+        # Entries under unknown keys must be ignored (spec §6.4), whatever their shape, so they are
+        # checked by the core and the handler rather than by the schema.
+        params = {key: value for key, value in params.items() if key != "inputResponses"}
+    try:
+        validate_client_request(message.method, version, params)
+    except ValidationError as error:
+        first = error.errors()[0]
+        where = ".".join(str(part) for part in first["loc"][1:3] if part != "params") or "params"
+        raise invalid_params(f"Invalid params: {where}: {first['msg']}") from None

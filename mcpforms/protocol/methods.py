@@ -1,0 +1,227 @@
+"""The methods of the 2026-07-28 revision: what each one does with a validated request.
+
+Each function takes a ``Call`` whose envelope and params already passed the ladder and returns the raw
+result; ``dispatch`` finishes it (resultType, serverInfo, cache hints, the -32021 check).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from mcpforms.conf import conf
+from mcpforms.protocol.context import Notify, RequestContext
+from mcpforms.protocol.envelope import Envelope
+from mcpforms.protocol.errors import ToolError, invalid_params, invalid_state
+from mcpforms.protocol.jsonrpc import Message
+from mcpforms.protocol.pagination import page
+from mcpforms.protocol.primitives import Prompt, Resource, ResourceTemplate, Tool
+from mcpforms.protocol.versions import SUPPORTED_VERSIONS
+from mcpforms.state import InvalidState, load_state
+
+if TYPE_CHECKING:
+    from mcpforms.protocol.server import Server
+
+# Spec §6.1: the only methods whose result may be input_required.
+INPUT_REQUIRED_METHODS: frozenset[str] = frozenset({"tools/call", "prompts/get", "resources/read"})
+# The spec caps a completion at 100 values (completion/complete, `values` maxItems).
+MAX_COMPLETIONS = 100
+
+
+@dataclass(frozen=True)
+class Call:
+    """A request that passed the ladder, with who sent it."""
+
+    server: Server
+    message: Message
+    envelope: Envelope
+    user: Any
+    principal: str
+    notify: Notify | None
+
+    @property
+    def params(self) -> dict[str, Any]:
+        return self.message.params
+
+
+def _context(call: Call, *, binding: str, arguments: Any, state_version: str | None) -> RequestContext:
+    """Build the handler's context, verifying the echoed requestState against this very call (spec §6.4)."""
+    params = call.params
+    responses = params.get("inputResponses")
+    if "inputResponses" in params and not (
+        isinstance(responses, dict) and all(isinstance(entry, dict) for entry in responses.values())
+    ):
+        raise invalid_params("inputResponses must be an object whose entries are objects")
+    state = None
+    if params.get("requestState") is not None:
+        try:
+            state = load_state(
+                params["requestState"],
+                tool=binding,
+                arguments=arguments,
+                principal=call.principal,
+                version=state_version,
+            )
+        except InvalidState:
+            raise invalid_state() from None
+    return RequestContext(
+        method=call.message.method,
+        binding=binding,
+        arguments=arguments,
+        client_capabilities=call.envelope.client_capabilities,
+        meta=params["_meta"],
+        user=call.user,
+        principal=call.principal,
+        input_responses=responses,
+        request_state=state,
+        progress_token=call.envelope.progress_token,
+        state_version=state_version,
+        _notify=call.notify,
+    )
+
+
+def discover(call: Call) -> dict[str, Any]:
+    result: dict[str, Any] = {
+        "supportedVersions": list(SUPPORTED_VERSIONS),
+        "capabilities": call.server.capabilities(),
+    }
+    if instructions := call.server.instructions:
+        result["instructions"] = instructions
+    return result
+
+
+def _listing(call: Call, items: tuple[Any, ...], *, key: Callable[[Any], str], field: str) -> dict[str, Any]:
+    chunk, next_cursor = page(items, key=key, cursor=call.params.get("cursor"), size=conf.PAGE_SIZE)
+    result: dict[str, Any] = {field: [item.entry for item in chunk]}
+    if next_cursor is not None:
+        result["nextCursor"] = next_cursor
+    return result
+
+
+def list_tools(call: Call) -> dict[str, Any]:
+    return _listing(call, call.server.tools.all(), key=lambda t: t.name, field="tools")
+
+
+def list_prompts(call: Call) -> dict[str, Any]:
+    return _listing(call, call.server.prompts.all(), key=lambda p: p.name, field="prompts")
+
+
+def list_resources(call: Call) -> dict[str, Any]:
+    return _listing(call, call.server.resources.all(), key=lambda r: r.uri, field="resources")
+
+
+def list_resource_templates(call: Call) -> dict[str, Any]:
+    templates = call.server.resource_templates.all()
+    return _listing(call, templates, key=lambda t: t.uri_template, field="resourceTemplates")
+
+
+def call_tool(call: Call) -> dict[str, Any]:
+    name = call.params["name"]
+    tool: Tool | None = call.server.tools.get(name)
+    if tool is None:
+        raise invalid_params(f"Unknown tool: {name}")
+    arguments = call.params.get("arguments") or {}
+    version = tool.state_version() if tool.state_version else None
+    ctx = _context(call, binding=f"tool:{name}", arguments=arguments, state_version=version)
+    try:
+        result = tool.handler(ctx, arguments)
+    except ToolError as error:
+        # A tool that ran and failed is a result the model can read, not a protocol error (spec §5.2).
+        return {"content": [{"type": "text", "text": str(error)}], "isError": True}
+    if result.get("resultType") != "input_required" and "content" not in result:
+        result = {**result, "content": []}
+    return result
+
+
+def get_prompt(call: Call) -> dict[str, Any]:
+    name = call.params["name"]
+    prompt: Prompt | None = call.server.prompts.get(name)
+    if prompt is None:
+        raise invalid_params(f"Unknown prompt: {name}")
+    arguments = call.params.get("arguments") or {}
+    if missing := [arg for arg in prompt.required_arguments if arg not in arguments]:
+        raise invalid_params(f"Prompt {name!r} is missing required arguments: {', '.join(missing)}")
+    ctx = _context(call, binding=f"prompt:{name}", arguments=arguments, state_version=None)
+    return prompt.handler(ctx, arguments)
+
+
+def _find_resource(call: Call, uri: str) -> tuple[Resource | None, ResourceTemplate | None, dict[str, str]]:
+    resource = call.server.resources.get(uri)
+    if resource is not None:
+        return resource, None, {}
+    for template in call.server.resource_templates.all():
+        variables = template.match(uri)
+        if variables is not None:
+            return None, template, variables
+    return None, None, {}
+
+
+def read_resource(call: Call) -> dict[str, Any]:
+    uri = call.params["uri"]
+    resource, template, variables = _find_resource(call, uri)
+    if resource is None and template is None:
+        # -32602 with the uri, never an empty `contents` (SEP-2164; -32002 is retired, spec §10).
+        raise invalid_params("Resource not found", {"uri": uri})
+    ctx = _context(call, binding=f"resource:{uri}", arguments={}, state_version=None)
+    if resource is not None:
+        return resource.handler(ctx, uri)
+    assert template is not None
+    return template.handler(ctx, uri, variables)
+
+
+def complete(call: Call) -> dict[str, Any]:
+    ref, argument = call.params["ref"], call.params["argument"]
+    context = call.params.get("context") or {}
+    filled: Mapping[str, str] = context.get("arguments") or {}
+    completer = None
+    if ref.get("type") == "ref/prompt":
+        prompt = call.server.prompts.get(ref.get("name", ""))
+        if prompt is None:
+            raise invalid_params(f"Unknown prompt: {ref.get('name')}")
+        completer = prompt.complete
+    else:
+        template = call.server.resource_templates.get(ref.get("uri", ""))
+        if template is None:
+            raise invalid_params(f"Unknown resource template: {ref.get('uri')}")
+        completer = template.complete
+    values: list[str] = []
+    if completer is not None:
+        ctx = _context(call, binding="completion", arguments=dict(filled), state_version=None)
+        values = list(completer(ctx, argument["name"], argument["value"], dict(filled)))
+    return {
+        "completion": {
+            "values": values[:MAX_COMPLETIONS],
+            "total": len(values),
+            "hasMore": len(values) > MAX_COMPLETIONS,
+        }
+    }
+
+
+@dataclass(frozen=True)
+class Method:
+    run: Callable[[Call], dict[str, Any]]
+    # Whether the server advertises the capability gating the method; if not, the method is -32601.
+    served: Callable[[Server], bool] = lambda server: True
+
+
+def _has_prompts(server: Server) -> bool:
+    return bool(server.prompts)
+
+
+def _has_resources(server: Server) -> bool:
+    return bool(server.resources or server.resource_templates)
+
+
+METHODS: dict[str, Method] = {
+    "server/discover": Method(discover),
+    "tools/list": Method(list_tools),
+    "tools/call": Method(call_tool),
+    "prompts/list": Method(list_prompts, _has_prompts),
+    "prompts/get": Method(get_prompt, _has_prompts),
+    "resources/list": Method(list_resources, _has_resources),
+    "resources/templates/list": Method(list_resource_templates, _has_resources),
+    "resources/read": Method(read_resource, _has_resources),
+    "completion/complete": Method(complete, lambda server: server.completes),
+}
+"""Every method served. ``subscriptions/listen`` is deliberately absent: see the README."""

@@ -1,0 +1,187 @@
+"""Tools, prompts, resources and resource templates: what a server offers, and the handler behind each.
+
+Every handler runs on every round of a multi round-trip request: it gets the ``RequestContext`` and returns
+either a complete result or an input_required result (``mcpforms.schema.form_input_request`` builds one).
+Each object computes its ``tools/list``-style wire entry once, so listing costs no introspection.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+from urllib.parse import unquote
+
+from mcpforms.protocol.context import RequestContext
+
+ToolHandler = Callable[[RequestContext, dict[str, Any]], dict[str, Any]]
+PromptHandler = Callable[[RequestContext, dict[str, str]], dict[str, Any]]
+ResourceHandler = Callable[[RequestContext, str], dict[str, Any]]
+TemplateHandler = Callable[[RequestContext, str, dict[str, str]], dict[str, Any]]
+# (ctx, argument name, partial value, other arguments already filled) -> suggestions, best first.
+Completer = Callable[[RequestContext, str, str, dict[str, str]], Sequence[str]]
+StateVersion = Callable[[], str | None]
+
+# The conformance suite's tools-name-format check (SEP-986): 1-64 characters of this set.
+TOOL_NAME = re.compile(r"[A-Za-z0-9_./-]{1,64}")
+
+
+def _drop_none(entry: dict[str, Any]) -> dict[str, Any]:
+    return {key: value for key, value in entry.items() if value is not None}
+
+
+@dataclass(frozen=True)
+class Tool:
+    """A tool: ``handler(ctx, arguments)`` returns a CallToolResult or an input_required result.
+
+    ``state_version``, when given, names the current version of the tool's definition; a requestState
+    minted for another version is rejected, so an admin editing a form invalidates flows in progress.
+    """
+
+    name: str
+    description: str
+    input_schema: Mapping[str, Any]
+    handler: ToolHandler = field(compare=False)
+    title: str | None = None
+    annotations: Mapping[str, Any] | None = None
+    output_schema: Mapping[str, Any] | None = None
+    meta: Mapping[str, Any] | None = None
+    state_version: StateVersion | None = field(default=None, compare=False)
+
+    def __post_init__(self) -> None:
+        if not TOOL_NAME.fullmatch(self.name):
+            raise ValueError(f"Tool name {self.name!r} must be 1-64 characters of A-Z a-z 0-9 _ . / -.")
+        if not self.description:
+            raise ValueError(f"Tool {self.name!r} needs a description: clients show it to the model.")
+        if self.input_schema.get("type") != "object":
+            raise ValueError(f'Tool {self.name!r}: the root of input_schema must have "type": "object".')
+
+    @cached_property
+    def entry(self) -> dict[str, Any]:
+        """The tool as ``tools/list`` lists it."""
+        return _drop_none(
+            {
+                "name": self.name,
+                "title": self.title,
+                "description": self.description,
+                "inputSchema": dict(self.input_schema),
+                "outputSchema": None if self.output_schema is None else dict(self.output_schema),
+                "annotations": None if self.annotations is None else dict(self.annotations),
+                "_meta": None if self.meta is None else dict(self.meta),
+            }
+        )
+
+
+@dataclass(frozen=True)
+class PromptArgument:
+    name: str
+    description: str | None = None
+    required: bool = False
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """A prompt: ``handler(ctx, arguments)`` returns a GetPromptResult or an input_required result."""
+
+    name: str
+    description: str
+    handler: PromptHandler = field(compare=False)
+    arguments: tuple[PromptArgument, ...] = ()
+    title: str | None = None
+    meta: Mapping[str, Any] | None = None
+    complete: Completer | None = field(default=None, compare=False)
+
+    @cached_property
+    def entry(self) -> dict[str, Any]:
+        arguments = [
+            _drop_none({"name": a.name, "description": a.description, "required": a.required})
+            for a in self.arguments
+        ]
+        return _drop_none(
+            {
+                "name": self.name,
+                "title": self.title,
+                "description": self.description,
+                "arguments": arguments or None,
+                "_meta": None if self.meta is None else dict(self.meta),
+            }
+        )
+
+    @cached_property
+    def required_arguments(self) -> tuple[str, ...]:
+        return tuple(argument.name for argument in self.arguments if argument.required)
+
+
+@dataclass(frozen=True)
+class Resource:
+    """A resource: ``handler(ctx, uri)`` returns a ReadResourceResult or an input_required result."""
+
+    uri: str
+    name: str
+    handler: ResourceHandler = field(compare=False)
+    description: str | None = None
+    mime_type: str | None = None
+    title: str | None = None
+    meta: Mapping[str, Any] | None = None
+
+    @cached_property
+    def entry(self) -> dict[str, Any]:
+        return _drop_none(
+            {
+                "uri": self.uri,
+                "name": self.name,
+                "title": self.title,
+                "description": self.description,
+                "mimeType": self.mime_type,
+                "_meta": None if self.meta is None else dict(self.meta),
+            }
+        )
+
+
+_VARIABLE = re.compile(r"\{([A-Za-z0-9_]+)\}")
+
+
+@dataclass(frozen=True)
+class ResourceTemplate:
+    """Resources named by an RFC 6570 level-1 template such as ``test://template/{id}/data``.
+
+    ``handler(ctx, uri, variables)`` gets the expanded variables, each matching one path segment.
+    """
+
+    uri_template: str
+    name: str
+    handler: TemplateHandler = field(compare=False)
+    description: str | None = None
+    mime_type: str | None = None
+    title: str | None = None
+    meta: Mapping[str, Any] | None = None
+    complete: Completer | None = field(default=None, compare=False)
+
+    @cached_property
+    def pattern(self) -> re.Pattern[str]:
+        parts = _VARIABLE.split(self.uri_template)
+        # split() alternates literal text and variable names: escape the first, capture the second.
+        regex = "".join(
+            re.escape(part) if index % 2 == 0 else f"(?P<{part}>[^/?#]+)" for index, part in enumerate(parts)
+        )
+        return re.compile(regex)
+
+    def match(self, uri: str) -> dict[str, str] | None:
+        """Return the template variables of ``uri``, or None when the template does not name it."""
+        found = self.pattern.fullmatch(uri)
+        return None if found is None else {name: unquote(value) for name, value in found.groupdict().items()}
+
+    @cached_property
+    def entry(self) -> dict[str, Any]:
+        return _drop_none(
+            {
+                "uriTemplate": self.uri_template,
+                "name": self.name,
+                "title": self.title,
+                "description": self.description,
+                "mimeType": self.mime_type,
+                "_meta": None if self.meta is None else dict(self.meta),
+            }
+        )
