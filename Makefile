@@ -5,9 +5,11 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# The pinned node toolchain (node 22, the conformance suite, the TypeScript client), from package-lock.json.
+NPM_STAMP := node_modules/.installed
 PG_URL ?= postgres://postgres@127.0.0.1:5432/test
 
-.PHONY: run test lint types pytest pytest-sqlite pytest-postgres clean
+.PHONY: run test lint types pytest pytest-sqlite pytest-postgres conformance clean
 
 # The virtualenv is rebuilt whenever pyproject.toml changes, so a fresh clone needs nothing installed by hand.
 # pip learned dependency groups (PEP 735) in 25.1, hence the upgrade first.
@@ -17,12 +19,17 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet --editable . --group dev
 	touch $(STAMP)
 
+# npm ci wipes node_modules and installs exactly the lockfile; it reruns whenever the lockfile changes.
+$(NPM_STAMP): package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
+	touch $(NPM_STAMP)
+
 run: $(STAMP)
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py seed_demo
 	$(BIN)/python manage.py runserver 127.0.0.1:8000
 
-test: lint types pytest
+test: lint types pytest conformance
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
@@ -36,16 +43,20 @@ pytest: pytest-sqlite pytest-postgres
 	$(BIN)/coverage combine --quiet
 	$(BIN)/coverage report
 
-pytest-sqlite: $(STAMP)
+pytest-sqlite: $(STAMP) $(NPM_STAMP)
 	rm -f .coverage .coverage.*
 	$(BIN)/coverage run --parallel-mode -m pytest -q
 
-pytest-postgres: $(STAMP)
+pytest-postgres: $(STAMP) $(NPM_STAMP)
 	@if $(BIN)/python -c "import socket; socket.create_connection(('127.0.0.1', 5432), 1)" 2>/dev/null; then \
 		DATABASE_URL=$(PG_URL) $(BIN)/coverage run --parallel-mode -m pytest -q; \
 	else \
 		echo "PostgreSQL is not reachable on 127.0.0.1:5432: skipping the PostgreSQL run."; \
 	fi
 
+# The official MCP conformance suite, 2026-07-28 requirements, against the fixture server in tests/conformance.
+conformance: $(STAMP) $(NPM_STAMP)
+	$(BIN)/python -m tests.conformance.run
+
 clean:
-	rm -rf $(VENV) .coverage .coverage.* .mypy_cache .ruff_cache .pytest_cache
+	rm -rf $(VENV) node_modules .coverage .coverage.* .mypy_cache .ruff_cache .pytest_cache

@@ -1,0 +1,389 @@
+"""The tools, prompts and resources the conformance suite calls by name (digest §12 and its scenarios).
+
+Each multi round-trip fixture is a write-once handler: it reads what arrived, asks for what is missing.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+from mcpforms.answers import accepted_form_input, input_response
+from mcpforms.fields import AutoFormField
+from mcpforms.protocol import (
+    Prompt,
+    PromptArgument,
+    RequestContext,
+    Resource,
+    ResourceTemplate,
+    Server,
+    ToolError,
+)
+from mcpforms.protocol.errors import missing_capability
+from mcpforms.schema import form_input_request
+
+server = Server()
+
+PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
+WAV = "UklGRjQAAABXQVZFZm10IBAAAAABAAEAQB8AAIA+AAACABAAZGF0YRAAAAAAAAAAAAAAAAAAAAAAAAAA"
+
+NAME = (AutoFormField(name="name", required=True),)
+CONFIRM = (AutoFormField(name="ok", type="boolean", required=True),)
+COLOR = (AutoFormField(name="color", required=True),)
+CONTEXT = (AutoFormField(name="context", required=True),)
+
+
+def text(value: str) -> dict[str, Any]:
+    return {"content": [{"type": "text", "text": value}]}
+
+
+def sampling(question: str, *, max_tokens: int = 100) -> dict[str, Any]:
+    return {
+        "method": "sampling/createMessage",
+        "params": {
+            "messages": [{"role": "user", "content": {"type": "text", "text": question}}],
+            "maxTokens": max_tokens,
+        },
+    }
+
+
+ROOTS = {"method": "roots/list", "params": {}}
+
+
+def sampled_text(ctx: RequestContext, key: str) -> str | None:
+    """The text of a sampling answer, or None when it is missing or malformed."""
+    answer = (ctx.input_responses or {}).get(key)
+    content = answer.get("content") if isinstance(answer, dict) else None
+    return content.get("text") if isinstance(content, dict) and isinstance(content.get("text"), str) else None
+
+
+def roots(ctx: RequestContext, key: str) -> list[str] | None:
+    answer = (ctx.input_responses or {}).get(key)
+    listed = answer.get("roots") if isinstance(answer, dict) else None
+    if not isinstance(listed, list):
+        return None
+    return [str(root.get("uri")) for root in listed if isinstance(root, dict)]
+
+
+# Content tools ------------------------------------------------------------------------------------------
+
+
+@server.tool(description="Return a simple text response.")
+def test_simple_text(ctx: RequestContext, arguments: dict[str, Any]) -> dict[str, Any]:
+    return text("This is a simple text response for testing.")
+
+
+@server.tool(description="Return a 1x1 PNG image.")
+def test_image_content(ctx: RequestContext, arguments: dict[str, Any]) -> dict[str, Any]:
+    return {"content": [{"type": "image", "data": PNG, "mimeType": "image/png"}]}
+
+
+@server.tool(description="Return a short WAV clip.")
+def test_audio_content(ctx: RequestContext, arguments: dict[str, Any]) -> dict[str, Any]:
+    return {"content": [{"type": "audio", "data": WAV, "mimeType": "audio/wav"}]}
+
+
+@server.tool(description="Return an embedded text resource.")
+def test_embedded_resource(ctx: RequestContext, arguments: dict[str, Any]) -> dict[str, Any]:
+    resource = {
+        "uri": "test://embedded-resource",
+        "mimeType": "text/plain",
+        "text": "This is an embedded resource content.",
+    }
+    return {"content": [{"type": "resource", "resource": resource}]}
+
+
+@server.tool(description="Return text, an image and an embedded resource together.")
+def test_multiple_content_types(ctx: RequestContext, arguments: dict[str, Any]) -> dict[str, Any]:
+    resource = {
+        "uri": "test://mixed-content-resource",
+        "mimeType": "application/json",
+        "text": json.dumps({"test": "data", "value": 123}),
+    }
+    return {
+        "content": [
+            {"type": "text", "text": "Multiple content types test:"},
+            {"type": "image", "data": PNG, "mimeType": "image/png"},
+            {"type": "resource", "resource": resource},
+        ]
+    }
+
+
+@server.tool(description="Always fail, as a tool execution error.")
+def test_error_handling(ctx: RequestContext, arguments: dict[str, Any]) -> dict[str, Any]:
+    raise ToolError("This tool intentionally returns an error for testing")
+
+
+@server.tool(description="Report progress 0, 50 and 100 of 100 when asked to.")
+def test_tool_with_progress(ctx: RequestContext, arguments: dict[str, Any]) -> dict[str, Any]:
+    for step in (0, 50, 100):
+        ctx.report_progress(step, 100)
+        if step < 100:
+            time.sleep(0.05)
+    return text("Progress reported: 0, 50 and 100 of 100.")
+
+
+# server-stateless diagnostics ----------------------------------------------------------------------------
+
+
+@server.tool(description="Needs the sampling capability: -32021 without it.")
+def test_missing_capability(ctx: RequestContext, arguments: dict[str, Any]) -> dict[str, Any]:
+    if not isinstance(ctx.client_capabilities.get("sampling"), dict):
+        raise missing_capability({"sampling": {}})
+    return text("The client declared sampling.")
+
+
+@server.tool(description="Ask for a name; its response stream carries no server-to-client request.")
+def test_streaming_elicitation(ctx: RequestContext, arguments: dict[str, Any]) -> dict[str, Any]:
+    answers = accepted_form_input(ctx.input_responses, "user_name", NAME)
+    if answers is None:
+        return form_input_request(NAME, key="user_name", message="What is your name?")
+    return text(f"Hello, {answers['name']}!")
+
+
+@server.tool(description="Would log, but sends no notifications/message without a logLevel.")
+def test_logging_tool(ctx: RequestContext, arguments: dict[str, Any]) -> dict[str, Any]:
+    return text("Nothing was logged: the request set no logLevel.")
+
+
+# Multi round-trip fixtures -------------------------------------------------------------------------------
+
+
+@server.tool(description="Ask the user's name through an elicitation, then greet them.")
+def test_input_required_result_elicitation(ctx: RequestContext, arguments: dict[str, Any]) -> dict[str, Any]:
+    response = input_response(ctx.input_responses, "user_name")
+    if response is not None and response.action != "accept":
+        return text(f"The user chose to {response.action}.")
+    answers = accepted_form_input(ctx.input_responses, "user_name", NAME)
+    if answers is None:
+        return form_input_request(NAME, key="user_name", message="What is your name?")
+    return text(f"Hello, {answers['name']}!")
+
+
+@server.tool(description="Ask the client's model a question through sampling.")
+def test_input_required_result_sampling(ctx: RequestContext, arguments: dict[str, Any]) -> dict[str, Any]:
+    answer = sampled_text(ctx, "capital_question")
+    if answer is None:
+        question = sampling("What is the capital of France?")
+        return {"resultType": "input_required", "inputRequests": {"capital_question": question}}
+    return text(f"The model answered: {answer}")
+
+
+@server.tool(description="Ask the client for its roots.")
+def test_input_required_result_list_roots(ctx: RequestContext, arguments: dict[str, Any]) -> dict[str, Any]:
+    listed = roots(ctx, "client_roots")
+    if listed is None:
+        return {"resultType": "input_required", "inputRequests": {"client_roots": ROOTS}}
+    return text(f"The client has {len(listed)} root(s): {', '.join(listed) or 'none'}.")
+
+
+@server.tool(description="Ask for a confirmation, carrying a signed requestState across the round.")
+def test_input_required_result_request_state(
+    ctx: RequestContext, arguments: dict[str, Any]
+) -> dict[str, Any]:
+    confirmed = accepted_form_input(ctx.input_responses, "confirm", CONFIRM)
+    if confirmed is None or ctx.request_state is None:
+        state = ctx.mint_state(fields=(), answers={})
+        return form_input_request(CONFIRM, key="confirm", message="Please confirm", request_state=state)
+    return text(f"state-ok: the requestState verified, ok={confirmed['ok']}.")
+
+
+@server.tool(description="Ask for a name, a sampled greeting and the roots in one round.")
+def test_input_required_result_multiple_inputs(
+    ctx: RequestContext, arguments: dict[str, Any]
+) -> dict[str, Any]:
+    name = accepted_form_input(ctx.input_responses, "user_name", NAME)
+    greeting = sampled_text(ctx, "greeting")
+    listed = roots(ctx, "client_roots")
+    if name is not None and greeting is not None and listed is not None and ctx.request_state is not None:
+        return text(f"{greeting} {name['name']} ({len(listed)} root(s)).")
+    requests: dict[str, Any] = {
+        "user_name": form_input_request(NAME, key="user_name", message="What is your name?")["inputRequests"][
+            "user_name"
+        ],
+        "greeting": sampling("Generate a greeting", max_tokens=50),
+        "client_roots": ROOTS,
+    }
+    state = ctx.mint_state(fields=(), answers={}, pending=requests)
+    return {"resultType": "input_required", "inputRequests": requests, "requestState": state}
+
+
+@server.tool(description="Ask for a name, then a favourite colour, in two rounds carrying state.")
+def test_input_required_result_multi_round(ctx: RequestContext, arguments: dict[str, Any]) -> dict[str, Any]:
+    remembered = ctx.request_state.answers if ctx.request_state else {}
+    if "name" in remembered:
+        color = accepted_form_input(ctx.input_responses, "step2", COLOR)
+        if color is not None:
+            return text(f"{remembered['name']} likes {color['color']}.")
+        state = ctx.mint_state(fields=NAME, answers=remembered, pending=["step2"])
+        return form_input_request(
+            COLOR, key="step2", message="Step 2: What is your favorite color?", request_state=state
+        )
+    name = accepted_form_input(ctx.input_responses, "step1", NAME) if ctx.request_state else None
+    if name is not None:
+        state = ctx.mint_state(fields=NAME, answers=name, pending=["step2"])
+        return form_input_request(
+            COLOR, key="step2", message="Step 2: What is your favorite color?", request_state=state
+        )
+    state = ctx.mint_state(fields=(), answers={}, pending=["step1"])
+    return form_input_request(NAME, key="step1", message="Step 1: What is your name?", request_state=state)
+
+
+@server.tool(description="Ask for a confirmation with a signed requestState; a tampered one is rejected.")
+def test_input_required_result_tampered_state(
+    ctx: RequestContext, arguments: dict[str, Any]
+) -> dict[str, Any]:
+    confirmed = accepted_form_input(ctx.input_responses, "confirm", CONFIRM)
+    if confirmed is None or ctx.request_state is None:
+        state = ctx.mint_state(fields=(), answers={})
+        return form_input_request(CONFIRM, key="confirm", message="Please confirm", request_state=state)
+    return text("The requestState verified.")
+
+
+@server.tool(description="Ask only for the kinds of input the client declared it can give.")
+def test_input_required_result_capabilities(ctx: RequestContext, arguments: dict[str, Any]) -> dict[str, Any]:
+    requests: dict[str, Any] = {}
+    if ctx.supports_elicitation() and accepted_form_input(ctx.input_responses, "user_name", NAME) is None:
+        requests["user_name"] = form_input_request(NAME, key="user_name", message="What is your name?")[
+            "inputRequests"
+        ]["user_name"]
+    if isinstance(ctx.client_capabilities.get("sampling"), dict) and sampled_text(ctx, "question") is None:
+        requests["question"] = sampling("What is the capital of France?")
+    if isinstance(ctx.client_capabilities.get("roots"), dict) and roots(ctx, "client_roots") is None:
+        requests["client_roots"] = ROOTS
+    if requests:
+        return {"resultType": "input_required", "inputRequests": requests}
+    return text("Every declared kind of input has been answered.")
+
+
+# Prompts -------------------------------------------------------------------------------------------------
+
+
+def _prompt_text(value: str) -> dict[str, Any]:
+    return {"messages": [{"role": "user", "content": {"type": "text", "text": value}}]}
+
+
+def _simple_prompt(ctx: RequestContext, arguments: dict[str, str]) -> dict[str, Any]:
+    return _prompt_text("This is a simple prompt for testing.")
+
+
+def _prompt_with_arguments(ctx: RequestContext, arguments: dict[str, str]) -> dict[str, Any]:
+    return _prompt_text(f"Prompt with arguments: arg1='{arguments['arg1']}', arg2='{arguments['arg2']}'")
+
+
+def _complete_arguments(ctx: RequestContext, name: str, value: str, filled: dict[str, str]) -> list[str]:
+    choices = {"arg1": ["paris", "park", "party"], "arg2": ["world", "wonder"]}.get(name, [])
+    return [choice for choice in choices if choice.startswith(value)]
+
+
+def _prompt_with_embedded_resource(ctx: RequestContext, arguments: dict[str, str]) -> dict[str, Any]:
+    resource = {
+        "uri": arguments["resourceUri"],
+        "mimeType": "text/plain",
+        "text": "Embedded resource content for testing.",
+    }
+    return {
+        "messages": [
+            {"role": "user", "content": {"type": "resource", "resource": resource}},
+            {
+                "role": "user",
+                "content": {"type": "text", "text": "Please process the embedded resource above."},
+            },
+        ]
+    }
+
+
+def _prompt_with_image(ctx: RequestContext, arguments: dict[str, str]) -> dict[str, Any]:
+    return {
+        "messages": [
+            {"role": "user", "content": {"type": "image", "data": PNG, "mimeType": "image/png"}},
+            {"role": "user", "content": {"type": "text", "text": "Please analyze the image above."}},
+        ]
+    }
+
+
+def _input_required_prompt(ctx: RequestContext, arguments: dict[str, str]) -> dict[str, Any]:
+    answers = accepted_form_input(ctx.input_responses, "user_context", CONTEXT)
+    if answers is None:
+        return form_input_request(CONTEXT, key="user_context", message="What context should the prompt use?")
+    return _prompt_text(f"Prompt with context: {answers['context']}")
+
+
+server.add_prompt(Prompt("test_simple_prompt", "A prompt without arguments.", _simple_prompt))
+server.add_prompt(
+    Prompt(
+        "test_prompt_with_arguments",
+        "A prompt with two required arguments.",
+        _prompt_with_arguments,
+        arguments=(
+            PromptArgument("arg1", "First test argument", required=True),
+            PromptArgument("arg2", "Second test argument", required=True),
+        ),
+        complete=_complete_arguments,
+    )
+)
+server.add_prompt(
+    Prompt(
+        "test_prompt_with_embedded_resource",
+        "A prompt embedding the resource it is given.",
+        _prompt_with_embedded_resource,
+        arguments=(PromptArgument("resourceUri", "URI of the resource to embed", required=True),),
+    )
+)
+server.add_prompt(Prompt("test_prompt_with_image", "A prompt with an image.", _prompt_with_image))
+server.add_prompt(
+    Prompt(
+        "test_input_required_result_prompt", "A prompt that asks for context first.", _input_required_prompt
+    )
+)
+
+
+# Resources -----------------------------------------------------------------------------------------------
+
+
+def _static_text(ctx: RequestContext, uri: str) -> dict[str, Any]:
+    content = {
+        "uri": uri,
+        "mimeType": "text/plain",
+        "text": "This is the content of the static text resource.",
+    }
+    return {"contents": [content]}
+
+
+def _static_binary(ctx: RequestContext, uri: str) -> dict[str, Any]:
+    return {"contents": [{"uri": uri, "mimeType": "image/png", "blob": PNG}]}
+
+
+def _template_data(ctx: RequestContext, uri: str, variables: dict[str, str]) -> dict[str, Any]:
+    data = {"id": variables["id"], "templateTest": True, "data": f"Data for ID: {variables['id']}"}
+    return {"contents": [{"uri": uri, "mimeType": "application/json", "text": json.dumps(data)}]}
+
+
+server.add_resource(
+    Resource(
+        "test://static-text",
+        "static-text",
+        _static_text,
+        description="A static text resource.",
+        mime_type="text/plain",
+    )
+)
+server.add_resource(
+    Resource(
+        "test://static-binary",
+        "static-binary",
+        _static_binary,
+        description="A static binary resource (a PNG).",
+        mime_type="image/png",
+    )
+)
+server.add_resource_template(
+    ResourceTemplate(
+        "test://template/{id}/data",
+        "template-data",
+        _template_data,
+        description="Data for any id.",
+        mime_type="application/json",
+    )
+)
