@@ -2,6 +2,7 @@
 
 from mcpforms.answers import accepted_form_input, input_response, validate_with_form
 from mcpforms.fields import AutoFormField, Option, fields_for_form, fields_for_model
+from mcpforms.registry import register
 from mcpforms.schema import form_input_request, form_schema
 
 __all__ = [
@@ -13,5 +14,6 @@ __all__ = [
     "form_input_request",
     "form_schema",
     "input_response",
+    "register",
     "validate_with_form",
 ]

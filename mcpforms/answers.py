@@ -55,7 +55,7 @@ def _within(value: float, low: Any, high: Any) -> bool:
     return (low is None or value >= low) and (high is None or value <= high)
 
 
-_MISSING = object()
+MISSING = object()
 _validate_email = EmailValidator()
 _validate_url = URLValidator()
 
@@ -76,28 +76,28 @@ def _valid_format(kind: str, text: str) -> bool:
 
 
 def accepted_value(field: AutoFormField, value: Any) -> Any:
-    """Return ``value`` when it is one the field's schema allows, else ``_MISSING``."""
+    """Return ``value`` when it is one the field's schema allows, else ``MISSING``."""
     if field.options:
         offered = {option.value for option in field.options}
         if not field.multiple:
-            return value if isinstance(value, str) and value in offered else _MISSING
+            return value if isinstance(value, str) and value in offered else MISSING
         if not isinstance(value, list) or not all(isinstance(v, str) and v in offered for v in value):
-            return _MISSING
+            return MISSING
         picked = list(dict.fromkeys(value))  # a repeated pick is one pick
-        return picked if _within(len(picked), field.min, field.max) else _MISSING
+        return picked if _within(len(picked), field.min, field.max) else MISSING
     if field.type in ("boolean", "checkbox"):
-        return value if isinstance(value, bool) else _MISSING
+        return value if isinstance(value, bool) else MISSING
     if field.type in ("number", "integer", "range"):
         if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-            return _MISSING
+            return MISSING
         if field.type == "integer":
             if not float(value).is_integer():
-                return _MISSING
+                return MISSING
             value = int(value)
-        return value if _within(value, field.min, field.max) else _MISSING
+        return value if _within(value, field.min, field.max) else MISSING
     if not isinstance(value, str) or not _within(len(value), field.min, field.max):
-        return _MISSING
-    return value if _valid_format(field.type, value) else _MISSING
+        return MISSING
+    return value if _valid_format(field.type, value) else MISSING
 
 
 def accepted_form_input(responses: Any, key: str, fields: Sequence[AutoFormField]) -> dict[str, Any] | None:
@@ -110,8 +110,8 @@ def accepted_form_input(responses: Any, key: str, fields: Sequence[AutoFormField
         return None
     accepted: dict[str, Any] = {}
     for auto in form_mode_fields(fields):
-        value = accepted_value(auto, response.content.get(auto.name, _MISSING))
-        if value is not _MISSING:
+        value = accepted_value(auto, response.content.get(auto.name, MISSING))
+        if value is not MISSING:
             accepted[auto.name] = value
         elif auto.required:
             return None

@@ -15,6 +15,12 @@ class SimpleMcpFormsConfig(AppConfig):
 
 
 class McpFormsConfig(SimpleMcpFormsConfig):
-    """The default config."""
+    """The default config: also imports every installed app's ``mcp_tools`` module."""
 
     default = True
+
+    def ready(self) -> None:
+        super().ready()
+        from mcpforms.registry import autodiscover
+
+        autodiscover()

@@ -69,3 +69,18 @@ def check_settings(app_configs: Sequence[AppConfig] | None = None, **kwargs: Any
             )
         )
     return messages
+
+
+@register()
+def check_registered_forms(app_configs: Sequence[AppConfig] | None = None, **kwargs: Any) -> list[CheckMessage]:
+    """Every registered form converts to fields (its ``__init__`` included), or the tool could never run."""
+    from mcpforms.registry import convert_all
+
+    return [
+        Error(
+            f"The form registered as {name!r} cannot be offered: {error}",
+            hint="Register a converter with mcpforms.fields.register_converter, or change the field.",
+            id="mcpforms.E101",
+        )
+        for name, error in convert_all()
+    ]

@@ -30,6 +30,7 @@ def test_the_public_api_is_small_and_importable():
         "form_input_request",
         "form_schema",
         "input_response",
+        "register",
         "validate_with_form",
     }
     for name in mcpforms.__all__:

@@ -1,11 +1,12 @@
-"""The README's Python examples run as written."""
+"""The README's Python examples run as written, and the code it quotes is the code that runs."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+ROOT = Path(__file__).resolve().parent.parent
+README = ROOT / "README.md"
 
 
 def python_blocks() -> list[str]:
@@ -13,7 +14,14 @@ def python_blocks() -> list[str]:
 
 
 def test_the_core_api_example_runs():
-    blocks = python_blocks()
-    assert blocks, "the README lost its examples"
+    blocks = [block for block in python_blocks() if "from mcpforms import" in block]
+    assert blocks, "the README lost its core API example"
     for block in blocks:
         exec(compile(block, str(README), "exec"), {"__name__": "readme"})
+
+
+def test_the_registration_example_is_the_demos_mcp_tools_module():
+    (block,) = [block for block in python_blocks() if "mcpforms.register(" in block]
+    demo = (ROOT / "project" / "demo" / "mcp_tools.py").read_text()
+    code = demo.split('"""', 2)[2].lstrip("\n")  # without the module docstring
+    assert block == code

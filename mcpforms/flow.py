@@ -1,0 +1,201 @@
+"""The write-once flow of a form tool: merge what is known, let the Django form judge, ask only for the rest.
+
+Every round runs the same steps (spec §6, the seeds' "write-once handler"):
+
+1. merge the arguments the model passed, the answers earlier rounds proved (the signed requestState) and the
+   new answers, later ones winning;
+2. bind them to the real Django form;
+3. valid (and confirmed, when the form asks always) → ``Ready``; the caller runs its handler once;
+   otherwise → ``Ask`` for just the missing and invalid fields, quoting Django's messages, or ``Refused``
+   when the user declined or the client cannot be asked.
+
+Nothing here writes: the flow only decides. Transport and tool plumbing stay with the caller.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Literal
+
+from django import forms
+
+from mcpforms.answers import MISSING, accepted_value, input_response, validate_with_form
+from mcpforms.fields import AutoFormField, fields_for_form
+from mcpforms.protocol.context import RequestContext
+from mcpforms.schema import OTHER_PATH_TYPES, form_input_request
+
+Ask = Literal["missing", "always", "never"]
+ASK_MODES: tuple[str, ...] = ("missing", "always", "never")
+NON_FIELD = "__all__"
+# What a model may pass as an argument for a field: JSON scalars, or a list of them for multi-selects.
+_SCALARS = (str, int, float, bool)
+
+
+@dataclass(frozen=True)
+class FormFlow:
+    """How one form is asked for: the form, the inputRequests key, the message and the ask policy."""
+
+    form_class: type[forms.BaseForm]
+    key: str
+    message: str
+    ask: Ask = "missing"
+    form_kwargs: Callable[[RequestContext], Mapping[str, Any]] | None = None
+
+
+@dataclass(frozen=True)
+class Ready:
+    """The form is valid (and confirmed where that is required): run the handler with ``form``."""
+
+    form: forms.BaseForm
+
+
+@dataclass(frozen=True)
+class Asking:
+    """Return ``result`` (input_required) to the client."""
+
+    result: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Refused:
+    """End the call with ``text`` as an ``isError`` result: declined, cancelled, or not askable."""
+
+    text: str
+
+
+Outcome = Ready | Asking | Refused
+
+
+def _argument_values(arguments: Any, by_name: Mapping[str, AutoFormField]) -> dict[str, Any]:
+    """Keep the model's arguments for known fields, as given: the Django form judges them, not us."""
+    if not isinstance(arguments, dict):
+        return {}
+    values: dict[str, Any] = {}
+    for name, value in arguments.items():
+        field = by_name.get(name)
+        if field is None or field.type in ("password", "file"):  # secrets and files never come this way
+            continue
+        if isinstance(value, _SCALARS) or (
+            isinstance(value, list) and all(isinstance(item, _SCALARS) for item in value)
+        ):
+            values[name] = value
+    return values
+
+
+def _describe(errors: Mapping[str, list[str]], by_name: Mapping[str, AutoFormField]) -> list[str]:
+    """One line per problem, naming the field the way the user sees it and the way the model passes it."""
+    return [
+        f"{by_name[name].label} ({name}): {' '.join(messages)}" if name in by_name else " ".join(messages)
+        for name, messages in errors.items()
+    ]
+
+
+def run(
+    flow: FormFlow,
+    ctx: RequestContext,
+    arguments: Any,
+    *,
+    instance: Any = None,
+    confirm_label: str = "the form",
+) -> Outcome:
+    """Take one round of the flow for ``flow.form_class``."""
+    kwargs = dict(flow.form_kwargs(ctx)) if flow.form_kwargs else {}
+    if instance is not None:
+        kwargs["instance"] = instance
+    fields = fields_for_form(flow.form_class(**kwargs))
+    by_name = {field.name: field for field in fields}
+    askable = [field for field in fields if field.type not in OTHER_PATH_TYPES]
+
+    response = input_response(ctx.input_responses, flow.key)
+    if response is not None and response.action == "decline":
+        return Refused(f"The user declined to fill in {confirm_label}; nothing was submitted.")
+    if response is not None and response.action == "cancel":
+        return Refused(f"The user cancelled {confirm_label}; nothing was submitted.")
+
+    # An update starts from the instance's current values (the unbound form's initial data).
+    values: dict[str, Any] = (
+        {field.name: field.default for field in fields if field.default is not None}
+        if instance is not None
+        else {}
+    )
+    given = _argument_values(arguments, by_name)
+    values |= given
+    # An update the model gave no changes for is the user's to make: show everything, as ask="always" does.
+    ask = "always" if instance is not None and not given and flow.ask == "missing" else flow.ask
+    state = ctx.request_state
+    if state is not None:
+        values |= {name: value for name, value in state.answers.items() if name in by_name}
+    answered = response is not None and response.content is not None
+    if answered:
+        assert response is not None and response.content is not None
+        # The user saw exactly the fields pending in the state (all askable ones when a client answers
+        # without a state): their answer replaces what was there, and an omitted field was cleared.
+        asked = set(state.pending) if state is not None else {field.name for field in askable}
+        for field in askable:
+            if field.name not in asked:
+                continue
+            values.pop(field.name, None)
+            value = accepted_value(field, response.content.get(field.name, MISSING))
+            if value is not MISSING:
+                values[field.name] = value
+
+    outcome = validate_with_form(flow.form_class, values, **kwargs)
+    can_ask = ask != "never" and ctx.supports_elicitation("form")
+    # Without a way to ask, valid arguments are enough: the tool works as a plain tool.
+    if outcome.is_valid and (answered or ask != "always" or not can_ask):
+        return Ready(outcome.form)
+
+    problems = _describe(outcome.errors, by_name)
+    unaskable = [
+        name for name in outcome.errors if name in by_name and by_name[name].type in OTHER_PATH_TYPES
+    ]
+    if not can_ask:
+        return Refused(
+            f"Could not submit {confirm_label}; these fields are missing or invalid:\n- "
+            + "\n- ".join(problems)
+            + "\nPass valid values as arguments, or ask the user for them."
+        )
+    if unaskable:
+        kinds = ", ".join(f"{name} ({by_name[name].type})" for name in unaskable)
+        return Refused(
+            f"{confirm_label[:1].upper()}{confirm_label[1:]} needs {kinds}, which cannot be asked in a form "
+            "elicitation: a password or file needs URL-mode elicitation or the HTML form, and a hidden field "
+            "must be passed as an argument.\n- " + "\n- ".join(problems)
+        )
+
+    to_ask = _fields_to_ask(ask, askable, outcome.errors, values, first_ask=not answered)
+    if not to_ask:  # only a form with nothing askable gets here: every field is a password, file or hidden
+        return Refused(
+            f"{confirm_label[:1].upper()}{confirm_label[1:]} has no field a form elicitation can ask."
+        )
+    asked_fields = [_with_default(field, values.get(field.name)) for field in to_ask]
+    message = flow.message if not problems else flow.message + "\nPlease correct:\n- " + "\n- ".join(problems)
+    request_state = ctx.mint_state(fields=fields, answers=values, pending=[field.name for field in to_ask])
+    return Asking(
+        form_input_request(asked_fields, key=flow.key, message=message, request_state=request_state)
+    )
+
+
+def _fields_to_ask(
+    ask: Ask,
+    askable: Sequence[AutoFormField],
+    errors: Mapping[str, list[str]],
+    values: Mapping[str, Any],
+    *,
+    first_ask: bool,
+) -> list[AutoFormField]:
+    if ask == "always" and first_ask or NON_FIELD in errors:
+        return list(askable)  # the user confirms everything, or fixes a combination of fields
+    # The first time, show the whole form once: what is wrong plus the optional fields nobody filled.
+    # After that, only what is still wrong, so the user is not walked through the form again.
+    return [
+        field
+        for field in askable
+        if field.name in errors or (first_ask and not field.required and field.name not in values)
+    ]
+
+
+def _with_default(field: AutoFormField, value: Any) -> AutoFormField:
+    # The previous answer is offered as the default; form_schema drops it when it does not fit the type.
+    return field if value is None else replace(field, default=value)

@@ -1,0 +1,69 @@
+"""What a form tool's handler returns → a CallToolResult: text for every client, structured content for those
+that read it (spec §5.2 asks for the JSON in a text block too, for clients that only show text)."""
+
+from __future__ import annotations
+
+import datetime
+import decimal
+import json
+import uuid
+from collections.abc import Mapping
+from typing import Any
+
+from django.core.files import File
+from django.db import models
+from django.db.models.fields.files import FieldFile
+
+
+def to_json(value: Any) -> Any:
+    """Return ``value`` as JSON-ready data: dates as ISO strings, model instances as their primary key…"""
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    if isinstance(value, Mapping):
+        return {str(key): to_json(item) for key, item in value.items()}
+    if isinstance(value, list | tuple | set | frozenset | models.QuerySet):
+        return [to_json(item) for item in value]
+    if isinstance(value, datetime.date | datetime.time):
+        return value.isoformat()
+    if isinstance(value, datetime.timedelta):
+        return value.total_seconds()
+    if isinstance(value, decimal.Decimal):
+        return str(value)  # a float would lose the digits a DecimalField exists to keep
+    if isinstance(value, models.Model):
+        return value.pk
+    if isinstance(value, FieldFile):
+        return value.name or None
+    if isinstance(value, File):
+        return value.name
+    if isinstance(value, uuid.UUID):
+        return str(value)
+    return str(value)
+
+
+def model_payload(instance: models.Model) -> dict[str, Any]:
+    """Return a saved instance as ``{"pk": ..., field: value, ...}``, many-to-many fields as lists of pks."""
+    payload: dict[str, Any] = {"pk": to_json(instance.pk)}
+    for field in instance._meta.concrete_fields:
+        if field.primary_key:
+            continue
+        payload[field.name] = to_json(field.value_from_object(instance))
+    for field in instance._meta.many_to_many:
+        payload[field.name] = [to_json(related.pk) for related in getattr(instance, field.name).all()]
+    return payload
+
+
+def tool_result(value: Any) -> dict[str, Any]:
+    """Turn a handler's return value into a complete CallToolResult."""
+    if isinstance(value, Mapping) and ("content" in value or "structuredContent" in value):
+        return dict(value)  # already a CallToolResult
+    if isinstance(value, str):
+        return {"content": [{"type": "text", "text": value}]}
+    payload = model_payload(value) if isinstance(value, models.Model) else to_json(value)
+    result: dict[str, Any] = {"content": [{"type": "text", "text": json.dumps(payload, ensure_ascii=False)}]}
+    if isinstance(payload, dict):
+        result["structuredContent"] = payload
+    return result
+
+
+def error_result(text: str) -> dict[str, Any]:
+    return {"content": [{"type": "text", "text": text}], "isError": True}

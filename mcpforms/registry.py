@@ -1,0 +1,469 @@
+"""``register()``: existing Django forms become MCP tools (and prompts); ``mcp_tools.py`` modules are found
+the way the admin finds ``admin.py``.
+
+A registration is cheap: nothing reads the form until a client lists or calls the tool, so registering at
+import time never touches the database.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+import string
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from functools import cached_property
+from typing import Any, TypedDict, TypeVar, Unpack
+
+from django import forms
+from django.core.exceptions import ImproperlyConfigured, ValidationError
+from django.db import DatabaseError, IntegrityError, models, transaction
+from django.utils.module_loading import autodiscover_modules
+from django.utils.text import camel_case_to_spaces
+
+from mcpforms.fields import FormConversionError, _converter_for, fields_for_form
+from mcpforms.flow import ASK_MODES, Ask, Asking, FormFlow, Ready, Refused, run
+from mcpforms.output import error_result, tool_result
+from mcpforms.protocol.context import RequestContext
+from mcpforms.protocol.errors import invalid_params
+from mcpforms.protocol.primitives import Prompt, PromptArgument, Tool
+from mcpforms.protocol.server import Server, default_server
+from mcpforms.schema import OTHER_PATH_TYPES, property_schema
+
+# Stricter than the protocol's own pattern: no "/" so a name reads the same in every client.
+TOOL_NAME = re.compile(r"[A-Za-z0-9_.-]{1,64}")
+ASKS_LATER = "Missing details are asked from the user."
+
+Handler = Callable[[RequestContext, Any], Any]  # (request, the valid bound form) -> result
+H = TypeVar("H", bound=Handler)
+DEFAULT_PERMISSION: Any = object()
+
+
+class RegistrationError(ImproperlyConfigured):
+    """A form could not be registered: bad or taken name, bad option, unconvertible field."""
+
+
+def default_name(form_class: type[forms.BaseForm]) -> str:
+    """``SignupForm`` → ``signup``; ``TicketCreateForm`` → ``ticket_create``."""
+    words = camel_case_to_spaces(form_class.__name__).split()
+    if len(words) > 1 and words[-1] == "form":
+        words = words[:-1]
+    return "_".join(words)
+
+
+def _is_model_form(form_class: type[forms.BaseForm]) -> bool:
+    return issubclass(form_class, forms.BaseModelForm)
+
+
+def _save_or_echo(request: RequestContext, form: forms.BaseForm) -> Any:
+    """The default handler: a ModelForm saves and returns the saved object; any other form with a ``save``
+    method calls it; a plain form returns its cleaned data."""
+    save = getattr(form, "save", None)
+    if not callable(save):
+        return form.cleaned_data
+    saved = save()
+    if isinstance(saved, models.Model):
+        saved.refresh_from_db()  # report what the database stored (defaults, coercions), not what we sent
+    return saved
+
+
+def check_convertible(form_class: type[forms.BaseForm]) -> None:
+    """Raise ``RegistrationError`` when a declared field has no mapping (without instantiating the form)."""
+    declared: dict[str, forms.Field] = getattr(form_class, "base_fields", {})  # set by the form metaclass
+    for name, form_field in declared.items():
+        if _converter_for(type(form_field)) is None:
+            raise RegistrationError(
+                f"{form_class.__name__}.{name}: {type(form_field).__name__} has no mapping; register one "
+                "with mcpforms.fields.register_converter"
+            )
+
+
+@dataclass(frozen=True)
+class FormTool:
+    """One registered form and how it runs as a tool."""
+
+    name: str
+    form_class: type[forms.BaseForm]
+    handler: Handler
+    title: str
+    description: str
+    message: str
+    ask: Ask
+    permission: str | None
+    update: bool
+    lookup: str
+    queryset: Callable[[RequestContext], models.QuerySet[Any]] | None
+    form_kwargs: Callable[[RequestContext], Mapping[str, Any]] | None
+    output_schema: Mapping[str, Any] | None
+    annotations: Mapping[str, Any] | None
+    custom_handler: bool = False
+    version: str | None = None
+
+    @property
+    def flow(self) -> FormFlow:
+        return FormFlow(
+            self.form_class, key=self.name, message=self.message, ask=self.ask, form_kwargs=self.form_kwargs
+        )
+
+    def input_schema(self) -> dict[str, Any]:
+        """Full JSON Schema for the model: every field optional, so it passes only what it knows."""
+        properties: dict[str, Any] = {}
+        if self.update:
+            properties[self.lookup] = {
+                "type": ["string", "integer"],
+                "description": f"The {self.lookup} of the object to change.",
+            }
+        for auto in fields_for_form(self.form_class):
+            if auto.type in ("password", "file"):
+                continue  # never through the model: URL mode or the HTML form collect these
+            prop: dict[str, Any] = (
+                property_schema(auto) if auto.type not in OTHER_PATH_TYPES else {"type": "string"}
+            )
+            prop.pop("default", None)  # a default here would read as "the model should send this"
+            if auto.placeholder:
+                prop["examples"] = [auto.placeholder]
+            properties[auto.name] = prop
+        schema: dict[str, Any] = {"type": "object", "properties": properties}
+        if self.update:
+            schema["required"] = [self.lookup]
+        return schema
+
+    def default_annotations(self) -> dict[str, Any]:
+        annotations: dict[str, Any] = {"title": self.title}
+        if self.custom_handler:
+            return annotations  # only the author knows what their handler does
+        if _is_model_form(self.form_class):
+            # Saving creates (additive) or overwrites (destructive); saving twice creates twice.
+            return annotations | {
+                "readOnlyHint": False,
+                "destructiveHint": self.update,
+                "idempotentHint": self.update,
+                "openWorldHint": False,
+            }
+        if not callable(getattr(self.form_class, "save", None)):
+            return annotations | {"readOnlyHint": True, "openWorldHint": False}
+        return annotations
+
+    @cached_property
+    def tool(self) -> Tool:
+        return Tool(
+            name=self.name,
+            title=self.title,
+            description=self.description,
+            input_schema=self.input_schema(),
+            handler=self.call,
+            annotations=self.annotations if self.annotations is not None else self.default_annotations(),
+            output_schema=self.output_schema,
+            state_version=None if self.version is None else lambda: self.version,
+        )
+
+    # Running -------------------------------------------------------------------------------------------
+
+    def _instance(self, ctx: RequestContext, arguments: Mapping[str, Any]) -> models.Model | None:
+        if not self.update:
+            return None
+        key = arguments.get(self.lookup)
+        if isinstance(key, bool) or not isinstance(key, str | int):
+            raise _ToolRefusal(
+                f"Pass the {self.lookup} of the object to change as the {self.lookup!r} argument."
+            )
+        meta = self.form_class._meta  # type: ignore[attr-defined]
+        queryset = self.queryset(ctx) if self.queryset else meta.model._default_manager.all()
+        try:
+            return queryset.get(**{self.lookup: key})  # type: ignore[no-any-return]
+        except (queryset.model.DoesNotExist, ValidationError, ValueError, TypeError):
+            raise _ToolRefusal(f"No {meta.model._meta.verbose_name} with {self.lookup} {key!r}.") from None
+
+    def _permission(self) -> str | None:
+        if self.permission is not DEFAULT_PERMISSION:
+            return self.permission
+        if self.update:
+            opts = self.form_class._meta.model._meta  # type: ignore[attr-defined]
+            return f"{opts.app_label}.change_{opts.model_name}"
+        return None
+
+    def call(self, ctx: RequestContext, arguments: dict[str, Any]) -> dict[str, Any]:
+        permission = self._permission()
+        user = ctx.user
+        if permission and not (user is not None and user.has_perm(permission)):
+            return error_result(f"Permission denied: {self.name} needs the {permission!r} permission.")
+        try:
+            instance = self._instance(ctx, arguments)
+        except _ToolRefusal as refusal:
+            return error_result(str(refusal))
+        outcome = run(self.flow, ctx, arguments, instance=instance, confirm_label=f"the {self.title} form")
+        if isinstance(outcome, Asking):
+            return outcome.result
+        if isinstance(outcome, Refused):
+            return error_result(outcome.text)
+        return self._complete(ctx, outcome)
+
+    def _complete(self, ctx: RequestContext, ready: Ready) -> dict[str, Any]:
+        from mcpforms.models import CompletedFlow
+
+        with transaction.atomic():
+            if ctx.request_state is not None:
+                # The last round of a flow may reach us twice (a client retry): run the handler once.
+                try:
+                    with transaction.atomic():
+                        CompletedFlow.record(ctx.request_state)
+                except IntegrityError:
+                    return error_result(
+                        f"This {self.title} form was already submitted; it was not submitted again."
+                    )
+            return tool_result(self.handler(ctx, ready.form))
+
+
+class _ToolRefusal(Exception):
+    pass
+
+
+@dataclass(frozen=True)
+class FormPrompt:
+    """A form whose filled values complete a prompt template."""
+
+    name: str
+    form_class: type[forms.BaseForm]
+    template: str | Callable[[dict[str, Any]], str]
+    title: str
+    description: str
+    message: str
+
+    @cached_property
+    def prompt(self) -> Prompt:
+        arguments = tuple(
+            PromptArgument(auto.name, description=auto.description or auto.label, required=False)
+            for auto in fields_for_form(self.form_class)
+            if auto.type not in ("password", "file")
+        )
+        return Prompt(
+            name=self.name,
+            title=self.title,
+            description=self.description,
+            handler=self.get,
+            arguments=arguments,
+        )
+
+    def get(self, ctx: RequestContext, arguments: dict[str, str]) -> dict[str, Any]:
+        flow = FormFlow(self.form_class, key=self.name, message=self.message)
+        outcome = run(flow, ctx, arguments, confirm_label=f"the {self.title} form")
+        if isinstance(outcome, Asking):
+            return outcome.result
+        if isinstance(outcome, Refused):
+            raise invalid_params(outcome.text)
+        data = ready_data(outcome)
+        text = self.template(data) if callable(self.template) else self.template.format_map(data)
+        return {
+            "description": self.description,
+            "messages": [{"role": "user", "content": {"type": "text", "text": text}}],
+        }
+
+
+def ready_data(ready: Ready) -> dict[str, Any]:
+    """Cleaned data with None shown as an empty string, as a prompt template wants it."""
+    return {name: "" if value is None else value for name, value in ready.form.cleaned_data.items()}
+
+
+class Registry:
+    """The form tools and prompts of one server."""
+
+    def __init__(self, server: Server) -> None:
+        self.server = server
+        self.tools: dict[str, FormTool] = {}
+        self.prompts: dict[str, FormPrompt] = {}
+        self._generation = 0
+        server.add_tool_source(self._tools, version=lambda: self._generation)
+        server.add_prompt_source(self._prompts, version=lambda: self._generation)
+
+    def _tools(self) -> list[Tool]:
+        return [form_tool.tool for form_tool in self.tools.values()]
+
+    def _prompts(self) -> list[Prompt]:
+        return [form_prompt.prompt for form_prompt in self.prompts.values()]
+
+    def _claim(self, name: str, taken: Mapping[str, Any], kind: str) -> None:
+        if not TOOL_NAME.fullmatch(name):
+            raise RegistrationError(f"{kind} name {name!r} must be 1-64 characters of A-Z a-z 0-9 _ . -")
+        if name in taken:
+            raise RegistrationError(f"A {kind.lower()} named {name!r} is already registered.")
+
+    def add_tool(self, form_tool: FormTool) -> None:
+        self._claim(form_tool.name, self.tools, "Tool")
+        self.tools[form_tool.name] = form_tool
+        self._generation += 1
+
+    def replace_tool(self, form_tool: FormTool) -> None:
+        self.tools[form_tool.name] = form_tool
+        self._generation += 1
+
+    def add_prompt(self, form_prompt: FormPrompt) -> None:
+        self._claim(form_prompt.name, self.prompts, "Prompt")
+        self.prompts[form_prompt.name] = form_prompt
+        self._generation += 1
+
+    def unregister(self, name: str) -> None:
+        """Remove a tool or prompt (tests and reloads)."""
+        self.tools.pop(name, None)
+        self.prompts.pop(name, None)
+        self._generation += 1
+
+
+_registries: dict[int, Registry] = {}
+
+
+def registry_for(server: Server) -> Registry:
+    if id(server) not in _registries:
+        _registries[id(server)] = Registry(server)
+    return _registries[id(server)]
+
+
+def _describe_form(form_class: type[forms.BaseForm], description: str | None, title: str) -> str:
+    # A class's own docstring only: __doc__ is not inherited, so Form's docstring never leaks in.
+    text = description or (inspect.cleandoc(form_class.__doc__) if form_class.__doc__ else "")
+    return f"{text or f'Fill in the {title} form.'} {ASKS_LATER}"
+
+
+def form_tool(
+    form_class: type[forms.BaseForm],
+    *,
+    name: str | None = None,
+    title: str | None = None,
+    description: str | None = None,
+    message: str | None = None,
+    permission: str | None = DEFAULT_PERMISSION,
+    ask: Ask = "missing",
+    update: bool = False,
+    lookup: str = "pk",
+    queryset: Callable[[RequestContext], models.QuerySet[Any]] | None = None,
+    form_kwargs: Callable[[RequestContext], Mapping[str, Any]] | None = None,
+    output_schema: Mapping[str, Any] | None = None,
+    annotations: Mapping[str, Any] | None = None,
+    handler: Handler | None = None,
+    version: str | None = None,
+) -> FormTool:
+    """Build (and check) the tool for ``form_class`` without registering it; ``register`` takes the same
+    options. ``version`` names the form's current definition: a requestState minted for another is refused.
+    """
+    if ask not in ASK_MODES:
+        raise RegistrationError(f"ask={ask!r} is not one of {', '.join(ASK_MODES)}.")
+    if update and not _is_model_form(form_class):
+        raise RegistrationError(f"update=True needs a ModelForm; {form_class.__name__} is not one.")
+    check_convertible(form_class)
+    tool_name = default_name(form_class) if name is None else name
+    if not TOOL_NAME.fullmatch(tool_name):
+        raise RegistrationError(f"Tool name {tool_name!r} must be 1-64 characters of A-Z a-z 0-9 _ . -")
+    tool_title = title or tool_name.replace("_", " ").capitalize()
+    return FormTool(
+        name=tool_name,
+        form_class=form_class,
+        handler=handler or _save_or_echo,
+        title=tool_title,
+        description=_describe_form(form_class, description, tool_title),
+        message=message or f"Please fill in: {tool_title}",
+        ask=ask,
+        permission=permission,
+        update=update,
+        lookup=lookup,
+        queryset=queryset,
+        form_kwargs=form_kwargs,
+        output_schema=output_schema,
+        annotations=annotations,
+        custom_handler=handler is not None,
+        version=version,
+    )
+
+
+class ToolOptions(TypedDict, total=False):
+    """The options of ``register`` (see ``form_tool``)."""
+
+    name: str
+    title: str
+    description: str
+    message: str
+    permission: str | None
+    ask: Ask
+    update: bool
+    lookup: str
+    queryset: Callable[[RequestContext], models.QuerySet[Any]]
+    form_kwargs: Callable[[RequestContext], Mapping[str, Any]]
+    output_schema: Mapping[str, Any]
+    annotations: Mapping[str, Any]
+
+
+def register(
+    form_class: type[forms.BaseForm],
+    *,
+    server: Server | None = None,
+    **options: Unpack[ToolOptions],
+) -> Callable[[H], H]:
+    """Expose ``form_class`` as an MCP tool; decorate ``handler(request, form)`` to run your own code.
+
+    Without a handler a ModelForm saves (``update=True`` changes the object named by ``lookup``) and any
+    other form returns its cleaned data (or calls its ``save()``). The options are ``form_tool``'s: name,
+    title, description, message, permission, ask, update, lookup, queryset, form_kwargs, output_schema,
+    annotations.
+    """
+    registry = registry_for(server or default_server)
+    built = form_tool(form_class, **options)
+    registry.add_tool(built)
+
+    def decorator(handler: H) -> H:
+        registry.replace_tool(replace(built, handler=handler, custom_handler=True))
+        return handler
+
+    return decorator
+
+
+def register_prompt(
+    form_class: type[forms.BaseForm],
+    *,
+    template: str | Callable[[dict[str, Any]], str],
+    name: str | None = None,
+    title: str | None = None,
+    description: str | None = None,
+    message: str | None = None,
+    server: Server | None = None,
+) -> FormPrompt:
+    """Expose ``form_class`` as an MCP prompt whose messages are ``template`` filled with the form's data.
+
+    ``template`` is a ``str.format`` string over the field names, or a function of the cleaned data.
+    """
+    check_convertible(form_class)
+    if isinstance(template, str):
+        named = {part[1] for part in string.Formatter().parse(template) if part[1]}
+        unknown = named - set(getattr(form_class, "base_fields", {}))
+        if unknown:
+            raise RegistrationError(f"Prompt template names unknown fields: {', '.join(sorted(unknown))}.")
+    prompt_name = default_name(form_class) if name is None else name
+    prompt_title = title or prompt_name.replace("_", " ").capitalize()
+    form_prompt = FormPrompt(
+        name=prompt_name,
+        form_class=form_class,
+        template=template,
+        title=prompt_title,
+        description=_describe_form(form_class, description, prompt_title).removesuffix(f" {ASKS_LATER}"),
+        message=message or f"Please fill in: {prompt_title}",
+    )
+    registry_for(server or default_server).add_prompt(form_prompt)
+    return form_prompt
+
+
+def autodiscover() -> None:
+    """Import every installed app's ``mcp_tools`` module, as the admin does with ``admin.py``."""
+    autodiscover_modules("mcp_tools")
+
+
+def convert_all(server: Server | None = None) -> list[tuple[str, FormConversionError]]:
+    """Instantiate every registered form and return those that fail to convert (for the system check)."""
+    registry = registry_for(server or default_server)
+    failures = []
+    for name, form_class in [(t.name, t.form_class) for t in registry.tools.values()] + [
+        (p.name, p.form_class) for p in registry.prompts.values()
+    ]:
+        try:
+            fields_for_form(form_class)
+        except FormConversionError as error:
+            failures.append((name, error))
+        except DatabaseError:  # checks may run before the database exists: conversion is checked on use
+            continue
+    return failures

@@ -1,0 +1,69 @@
+"""A tiny in-process MCP client for the tests: it speaks to ``Server.handle`` with no transport."""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from typing import Any
+
+from mcpforms.protocol.server import Server
+
+ELICITATION: dict[str, Any] = {"elicitation": {"form": {}}}
+
+
+@dataclass
+class CoreClient:
+    server: Server
+    capabilities: dict[str, Any] = field(default_factory=lambda: dict(ELICITATION))
+    user: Any = None
+    _ids: itertools.count[int] = field(default_factory=itertools.count)
+
+    def send(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Return the whole JSON-RPC response body."""
+        meta = {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": self.capabilities,
+        }
+        payload = {
+            "jsonrpc": "2.0",
+            "id": next(self._ids),
+            "method": method,
+            "params": {**(params or {}), "_meta": meta},
+        }
+        reply = self.server.handle(payload, headers=None, user=self.user)
+        assert isinstance(reply.body, dict)
+        return reply.body
+
+    def result(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        body = self.send(method, params)
+        result: dict[str, Any] = body["result"]
+        return result
+
+    def call(self, name: str, arguments: dict[str, Any] | None = None, **params: Any) -> dict[str, Any]:
+        return self.result("tools/call", {"name": name, "arguments": arguments or {}, **params})
+
+    def answer(
+        self, first: dict[str, Any], name: str, arguments: dict[str, Any] | None = None, **responses: Any
+    ) -> dict[str, Any]:
+        """Retry ``name``, answering the input requests of ``first`` with ``responses`` (key → result)."""
+        params: dict[str, Any] = {"inputResponses": responses}
+        if "requestState" in first:
+            params["requestState"] = first["requestState"]
+        return self.call(name, arguments, **params)
+
+
+def asked(result: dict[str, Any], key: str) -> dict[str, Any]:
+    """The form elicitation params an input_required result asks under ``key``."""
+    assert result["resultType"] == "input_required", result
+    request = result["inputRequests"][key]
+    assert request["method"] == "elicitation/create"
+    params: dict[str, Any] = request["params"]
+    return params
+
+
+def accept(**content: Any) -> dict[str, Any]:
+    return {"action": "accept", "content": content}
+
+
+def text(result: dict[str, Any]) -> str:
+    return "\n".join(block["text"] for block in result["content"] if block["type"] == "text")

@@ -1,0 +1,411 @@
+"""The write-once flow of a registered form tool, round by round, through the protocol core."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import mcp_types
+import pytest
+from django import forms
+from django.contrib.auth.models import AnonymousUser, Permission, User
+
+from mcpforms.protocol.server import Server
+from mcpforms.registry import register, register_prompt
+from tests.core_client import CoreClient, accept, asked, text
+from tests.forms import SignupForm
+from tests.testapp.models import Colour, Gadget
+
+pytestmark = pytest.mark.django_db
+
+
+class GadgetForm(forms.ModelForm[Gadget]):
+    """Add a gadget to the catalogue."""
+
+    class Meta:
+        model = Gadget
+        fields = ["name", "slug", "stock", "colour"]
+
+
+@pytest.fixture
+def runs() -> list[dict[str, Any]]:
+    return []
+
+
+@pytest.fixture
+def server(runs) -> Server:
+    server = Server(name="test")
+
+    @register(SignupForm, server=server, message="Create your account")
+    def signup(request, form):
+        runs.append(dict(form.cleaned_data))
+        return {"email": form.cleaned_data["email"], "plan": form.cleaned_data["plan"]}
+
+    @register(SignupForm, name="confirm_signup", ask="always", server=server)
+    def confirm(request, form):
+        runs.append(dict(form.cleaned_data))
+        return "Signed up."
+
+    @register(SignupForm, name="plain_signup", ask="never", server=server)
+    def plain(request, form):
+        runs.append(dict(form.cleaned_data))
+        return "Signed up."
+
+    register(GadgetForm, name="add_gadget", server=server)
+    register(GadgetForm, name="edit_gadget", update=True, server=server)
+    register_prompt(
+        SignupForm,
+        name="welcome",
+        template="Write a welcome mail to {email} on the {plan} plan.",
+        server=server,
+    )
+    return server
+
+
+@pytest.fixture
+def client(server) -> CoreClient:
+    return CoreClient(server)
+
+
+def assert_wire_valid(result: dict[str, Any]) -> None:
+    if result.get("resultType") == "input_required":
+        mcp_types.InputRequiredResult.model_validate(result)
+    else:
+        mcp_types.CallToolResult.model_validate(result)
+
+
+# ---- listing ---------------------------------------------------------------------------------------------
+
+
+def test_tools_are_listed_with_optional_arguments_and_a_description_that_says_the_user_is_asked(client):
+    tools = {tool["name"]: tool for tool in client.result("tools/list")["tools"]}
+    signup = tools["signup"]
+    assert signup["description"] == "Create an account. Missing details are asked from the user."
+    assert "required" not in signup["inputSchema"]
+    assert signup["inputSchema"]["properties"]["plan"]["oneOf"][0] == {"const": "pro", "title": "Pro"}
+    assert signup["annotations"] == {"title": "Signup"}  # a custom handler: no guesses about what it does
+    add = tools["add_gadget"]
+    assert add["annotations"] == {
+        "title": "Add gadget",
+        "readOnlyHint": False,
+        "destructiveHint": False,
+        "idempotentHint": False,
+        "openWorldHint": False,
+    }
+    edit = tools["edit_gadget"]
+    assert edit["inputSchema"]["required"] == ["pk"]
+    assert edit["annotations"]["destructiveHint"] is True
+    for tool in tools.values():
+        mcp_types.Tool.model_validate(tool)
+
+
+# ---- the signup flow -------------------------------------------------------------------------------------
+
+
+def test_everything_given_up_front_runs_at_once(client, runs):
+    result = client.call("signup", {"email": "ada@example.com", "plan": "pro", "age": 36})
+    assert_wire_valid(result)
+    assert result["structuredContent"] == {"email": "ada@example.com", "plan": "pro"}
+    assert not result.get("isError")
+    assert runs == [{"email": "ada@example.com", "plan": "pro", "age": 36, "newsletter": False}]
+
+
+def test_missing_fields_are_asked_with_the_optional_ones_nobody_filled(client, runs):
+    first = client.call("signup", {"plan": "team"})
+    assert_wire_valid(first)
+    params = asked(first, "signup")
+    assert params["message"].startswith("Create your account")
+    schema = params["requestedSchema"]
+    assert list(schema["properties"]) == ["email", "age", "newsletter"]  # plan is known and valid
+    assert schema["required"] == ["email"]
+    assert "Email (email): This field is required." in params["message"]
+    assert runs == []
+
+    done = client.answer(first, "signup", {"plan": "team"}, signup=accept(email="ada@example.com", age=40))
+    assert done["structuredContent"] == {"email": "ada@example.com", "plan": "team"}
+    assert runs == [{"email": "ada@example.com", "plan": "team", "age": 40, "newsletter": False}]
+
+
+def test_an_invalid_answer_is_re_asked_alone_with_djangos_message_and_the_previous_answer(client, runs):
+    first = client.call("signup", {})
+    second = client.answer(first, "signup", signup=accept(email="ada@example.invalid", plan="pro", age=30))
+    params = asked(second, "signup")
+    assert list(params["requestedSchema"]["properties"]) == ["email"]
+    assert params["requestedSchema"]["properties"]["email"]["default"] == "ada@example.invalid"
+    assert "Email (email): That domain does not receive mail." in params["message"]
+    assert runs == []
+
+    third = client.answer(second, "signup", signup=accept(email="ada@example.com"))
+    assert not third.get("isError"), third
+    # Earlier answers came back from the signed state, not from the client's last message.
+    assert runs == [{"email": "ada@example.com", "plan": "pro", "age": 30, "newsletter": False}]
+
+
+def test_an_out_of_bounds_argument_is_asked_again_with_the_form_message(client):
+    first = client.call("signup", {"email": "ada@example.com", "plan": "pro", "age": 12})
+    params = asked(first, "signup")
+    assert "age" in params["requestedSchema"]["properties"]
+    assert "Age (age): Ensure this value is greater than or equal to 18." in params["message"]
+
+
+@pytest.mark.parametrize(("action", "word"), [("decline", "declined"), ("cancel", "cancelled")])
+def test_decline_and_cancel_end_the_call_without_running(client, runs, action, word):
+    first = client.call("signup", {})
+    result = client.answer(first, "signup", signup={"action": action})
+    assert result["isError"] is True
+    assert word in text(result)
+    assert "nothing was submitted" in text(result)
+    assert runs == []
+
+
+def test_a_tampered_state_is_a_json_rpc_error(client, runs):
+    first = client.call("signup", {})
+    state = first["requestState"]
+    tampered = state[:-2] + ("AA" if state[-2:] != "AA" else "BB")
+    body = client.send(
+        "tools/call",
+        {
+            "name": "signup",
+            "arguments": {},
+            "requestState": tampered,
+            "inputResponses": {"signup": accept(email="a@b.co", plan="pro")},
+        },
+    )
+    assert body["error"]["code"] == -32602
+    assert body["error"]["message"] == "Invalid or expired requestState"
+    assert runs == []
+
+
+@pytest.mark.parametrize(("name", "arguments"), [("confirm_signup", {}), ("signup", {"plan": "pro"})])
+def test_a_state_minted_for_another_tool_or_other_arguments_is_refused(client, runs, name, arguments):
+    first = client.call("signup", {})
+    body = client.send(
+        "tools/call",
+        {
+            "name": name,
+            "arguments": arguments,
+            "requestState": first["requestState"],
+            "inputResponses": {name: accept(email="a@b.co", plan="pro")},
+        },
+    )
+    assert body["error"]["code"] == -32602
+    assert runs == []
+
+
+def test_a_state_minted_for_another_user_is_refused(server, runs):
+    ada = User.objects.create(username="ada")
+    bob = User.objects.create(username="bob")
+    first = CoreClient(server, user=ada).call("signup", {})
+    body = CoreClient(server, user=bob).send(
+        "tools/call",
+        {
+            "name": "signup",
+            "arguments": {},
+            "requestState": first["requestState"],
+            "inputResponses": {"signup": accept(email="a@b.co", plan="pro")},
+        },
+    )
+    assert body["error"]["code"] == -32602
+
+
+def test_the_final_round_replayed_runs_the_handler_once(client, runs):
+    first = client.call("signup", {})
+    answer = {"signup": accept(email="ada@example.com", plan="pro")}
+    done = client.answer(first, "signup", **answer)
+    assert not done.get("isError")
+    again = client.answer(first, "signup", **answer)
+    assert again["isError"] is True
+    assert "already submitted" in text(again)
+    assert len(runs) == 1
+
+
+@pytest.mark.parametrize(
+    "responses", [{"signup": {"action": "accept", "content": {"email": 5}}}, {"other": accept(x=1)}, {}]
+)
+def test_garbage_answers_never_complete(client, runs, responses):
+    result = client.call("signup", {}, inputResponses=responses)
+    assert result["resultType"] == "input_required"
+    assert runs == []
+
+
+def test_answers_for_fields_that_were_not_asked_are_ignored(client, runs):
+    first = client.call(
+        "signup",
+        {"email": "ada@example.com", "plan": "pro"},
+    )
+    assert first.get("resultType") != "input_required"  # ran at once
+    runs.clear()
+    first = client.call("signup", {"plan": "pro"})
+    done = client.answer(
+        first, "signup", {"plan": "pro"}, signup=accept(email="ada@example.com", plan="team")
+    )
+    assert done["structuredContent"]["plan"] == "pro"  # plan was not asked: the model's value stands
+
+
+# ---- ask modes -------------------------------------------------------------------------------------------
+
+
+def test_ask_always_shows_everything_prefilled_before_running(client, runs):
+    arguments = {"email": "ada@example.com", "plan": "team"}
+    first = client.call("confirm_signup", arguments)
+    schema = asked(first, "confirm_signup")["requestedSchema"]
+    assert list(schema["properties"]) == ["email", "plan", "age", "newsletter"]
+    assert schema["properties"]["email"]["default"] == "ada@example.com"
+    assert schema["properties"]["plan"]["default"] == "team"
+    assert runs == []
+    done = client.answer(
+        first, "confirm_signup", arguments, confirm_signup=accept(email="ada@example.com", plan="pro")
+    )
+    assert text(done) == "Signed up."
+    assert runs == [{"email": "ada@example.com", "plan": "pro", "age": None, "newsletter": False}]
+
+
+def test_ask_never_behaves_like_a_plain_tool(client, runs):
+    result = client.call("plain_signup", {"plan": "pro"})
+    assert result["isError"] is True
+    assert "Email (email): This field is required." in text(result)
+    assert text(client.call("plain_signup", {"plan": "pro", "email": "a@b.co"})) == "Signed up."
+
+
+# ---- clients without elicitation -------------------------------------------------------------------------
+
+
+def test_without_elicitation_valid_arguments_still_run(server, runs):
+    client = CoreClient(server, capabilities={})
+    assert not client.call("signup", {"email": "ada@example.com", "plan": "pro"}).get("isError")
+    assert not client.call("confirm_signup", {"email": "ada@example.com", "plan": "pro"}).get("isError")
+    assert len(runs) == 2
+
+
+def test_without_elicitation_missing_fields_are_listed_for_the_model(server, runs):
+    result = CoreClient(server, capabilities={"sampling": {}}).call("signup", {"email": "nope", "age": 5})
+    assert result["isError"] is True
+    message = text(result)
+    assert "Email (email): Enter a valid email address." in message
+    assert "Plan (plan): This field is required." in message
+    assert "Age (age): Ensure this value is greater than or equal to 18." in message
+    assert runs == []
+
+
+# ---- ModelForms -----------------------------------------------------------------------------------------
+
+
+def test_model_form_create_saves_once_and_returns_the_object():
+    red = Colour.objects.create(name="Red", code="#f00")
+    client = CoreClient(_gadget_server())
+    first = client.call("add_gadget", {"name": "Lamp"})
+    schema = asked(first, "add_gadget")["requestedSchema"]
+    assert schema["properties"]["colour"]["oneOf"] == [{"const": str(red.pk), "title": "Red"}]
+    assert Gadget.objects.count() == 0  # nothing written before the last answer
+    done = client.answer(
+        first, "add_gadget", {"name": "Lamp"}, add_gadget=accept(slug="lamp", stock=2, colour=str(red.pk))
+    )
+    lamp = Gadget.objects.get()
+    assert done["structuredContent"] == {
+        "pk": lamp.pk,
+        "name": "Lamp",
+        "slug": "lamp",
+        "price": "1.00",
+        "stock": 2,
+        "active": True,
+        "released": None,
+        "colour": red.pk,
+        "token": str(lamp.token),
+        "manual": None,
+        "notes": "",
+        "tags": [],
+    }
+
+
+def test_model_form_uniqueness_is_re_asked():
+    Gadget.objects.create(name="Lamp", slug="lamp")
+    client = CoreClient(_gadget_server())
+    first = client.call("add_gadget", {"name": "Lamp", "slug": "lamp2", "stock": 1})
+    params = asked(first, "add_gadget")
+    assert "Name (name): Gadget with this Name already exists." in params["message"]
+    assert Gadget.objects.count() == 1
+
+
+def test_model_form_update_needs_permission_and_asks_with_current_values():
+    lamp = Gadget.objects.create(name="Lamp", slug="lamp", stock=3)
+    server = _gadget_server()
+    assert CoreClient(server, user=AnonymousUser()).call("edit_gadget", {"pk": lamp.pk})["isError"] is True
+    editor = User.objects.create(username="editor")
+    editor.user_permissions.add(Permission.objects.get(codename="change_gadget"))
+    client = CoreClient(server, user=User.objects.get(pk=editor.pk))
+
+    assert "No gadget with pk 999" in text(client.call("edit_gadget", {"pk": 999}))
+    assert "Pass the pk" in text(client.call("edit_gadget", {}))
+
+    first = client.call("edit_gadget", {"pk": lamp.pk, "stock": -1})
+    schema = asked(first, "edit_gadget")["requestedSchema"]
+    assert list(schema["properties"]) == ["stock", "colour"]  # the invalid change, and what is still empty
+    assert schema["properties"]["stock"]["default"] == -1
+    done = client.answer(first, "edit_gadget", {"pk": lamp.pk, "stock": -1}, edit_gadget=accept(stock=7))
+    assert done["structuredContent"]["stock"] == 7
+    lamp.refresh_from_db()
+    assert (lamp.name, lamp.slug, lamp.stock) == ("Lamp", "lamp", 7)
+
+
+def _gadget_server() -> Server:
+    server = Server(name="gadgets")
+    register(GadgetForm, name="add_gadget", server=server)
+    register(GadgetForm, name="edit_gadget", update=True, server=server)
+    return server
+
+
+# ---- forms as prompts ------------------------------------------------------------------------------------
+
+
+def test_a_form_prompt_asks_then_fills_its_messages(client):
+    prompts = client.result("prompts/list")["prompts"]
+    assert prompts[0]["name"] == "welcome"
+    assert {arg["name"] for arg in prompts[0]["arguments"]} == {"email", "plan", "age", "newsletter"}
+    first = client.result("prompts/get", {"name": "welcome", "arguments": {"plan": "team"}})
+    assert list(asked(first, "welcome")["requestedSchema"]["properties"]) == ["email", "age", "newsletter"]
+    done = client.result(
+        "prompts/get",
+        {
+            "name": "welcome",
+            "arguments": {"plan": "team"},
+            "requestState": first["requestState"],
+            "inputResponses": {"welcome": accept(email="ada@example.com")},
+        },
+    )
+    mcp_types.GetPromptResult.model_validate(done)
+    assert (
+        done["messages"][0]["content"]["text"] == "Write a welcome mail to ada@example.com on the team plan."
+    )
+
+
+def test_a_declined_prompt_is_an_error(client):
+    first = client.result("prompts/get", {"name": "welcome", "arguments": {}})
+    body = client.send(
+        "prompts/get",
+        {
+            "name": "welcome",
+            "arguments": {},
+            "requestState": first["requestState"],
+            "inputResponses": {"welcome": {"action": "decline"}},
+        },
+    )
+    assert body["error"]["code"] == -32602
+    assert "declined" in body["error"]["message"]
+
+
+def test_model_form_update_without_changes_shows_the_whole_form_with_current_values():
+    lamp = Gadget.objects.create(name="Lamp", slug="lamp", stock=3)
+    client = CoreClient(_gadget_server(), user=User.objects.create(username="root", is_superuser=True))
+    first = client.call("edit_gadget", {"pk": lamp.pk})
+    schema = asked(first, "edit_gadget")["requestedSchema"]
+    assert {name: prop.get("default") for name, prop in schema["properties"].items()} == {
+        "name": "Lamp",
+        "slug": "lamp",
+        "stock": 3,
+        "colour": None,
+    }
+    assert Gadget.objects.get().stock == 3
+    client.answer(
+        first, "edit_gadget", {"pk": lamp.pk}, edit_gadget=accept(name="Lamp", slug="lamp-2", stock=3)
+    )
+    assert Gadget.objects.get().slug == "lamp-2"
+    assert Gadget.objects.count() == 1
