@@ -1,9 +1,11 @@
 from django.contrib import admin
 from django.urls import path
 
+import mcpforms.api
 from project.demo import views
 
 urlpatterns = [
     path("", views.home, name="home"),
     path("admin/", admin.site.urls),
+    path("mcp", mcpforms.api.urls),
 ]

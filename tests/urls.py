@@ -1,1 +1,5 @@
-urlpatterns: list[object] = []
+from django.urls import path
+
+import mcpforms.api
+
+urlpatterns = [path("mcp", mcpforms.api.urls)]

@@ -8,6 +8,7 @@ from typing import Any
 
 from mcpforms.fields import AutoFormField
 from mcpforms.protocol.capabilities import ElicitationMode, supports_elicitation
+from mcpforms.protocol.jsonrpc import notification
 from mcpforms.state import RequestState, dump_state
 
 Notify = Callable[[dict[str, Any]], None]
@@ -35,6 +36,8 @@ class RequestContext:
     principal: str = "anonymous"
     input_responses: dict[str, Any] | None = None
     request_state: RequestState | None = None
+    # True when the echoed requestState was authentic but minted for an older version of the definition.
+    stale_state: bool = False
     progress_token: str | int | None = None
     state_version: str | None = None
     _notify: Notify | None = field(default=None, repr=False, compare=False)
@@ -80,4 +83,4 @@ class RequestContext:
             params["total"] = total
         if message is not None:
             params["message"] = message
-        self._notify({"jsonrpc": "2.0", "method": "notifications/progress", "params": params})
+        self._notify(notification("notifications/progress", params))

@@ -1,0 +1,193 @@
+"""Server registration: static and dynamic tools, sorted and cached listings, and the primitives' entries."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.test import override_settings
+
+from mcpforms.protocol import Prompt, PromptArgument, Resource, ResourceTemplate, Server, Tool, default_server
+from mcpforms.protocol.catalog import Catalog
+from mcpforms.protocol.pagination import page
+
+
+def handler(ctx: Any, arguments: Any) -> dict[str, Any]:
+    return {"content": []}
+
+
+def tool(name: str) -> Tool:
+    return Tool(name, f"The {name} tool.", {"type": "object"}, handler)
+
+
+def test_decorator_defaults_to_the_function():
+    server = Server()
+
+    @server.tool()
+    def lookup(ctx: Any, arguments: Any) -> dict[str, Any]:
+        """Look something up."""
+        return {"content": []}
+
+    registered = server.tools.get("lookup")
+    assert registered is not None
+    assert registered.entry == {
+        "name": "lookup",
+        "description": "Look something up.",
+        "inputSchema": {"type": "object", "additionalProperties": False},
+    }
+
+
+def test_duplicate_names_are_refused():
+    server = Server()
+    server.add_tool(tool("a"))
+    with pytest.raises(ValueError, match="already registered"):
+        server.add_tool(tool("a"))
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"name": "bad name"}, "must be 1-64"),
+        ({"name": "x" * 65}, "must be 1-64"),
+        ({"description": ""}, "needs a description"),
+        ({"input_schema": {"type": "array"}}, "root of input_schema"),
+    ],
+)
+def test_tool_validation(kwargs, message):
+    values: dict[str, Any] = {"name": "ok", "description": "d", "input_schema": {"type": "object"}} | kwargs
+    with pytest.raises(ValueError, match=message):
+        Tool(handler=handler, **values)
+
+
+def test_entries_carry_only_what_is_set():
+    full = Tool(
+        "t",
+        "d",
+        {"type": "object"},
+        handler,
+        title="T",
+        annotations={"readOnlyHint": True},
+        output_schema={"type": "object"},
+        meta={"ui": {}},
+    )
+    assert full.entry == {
+        "name": "t",
+        "title": "T",
+        "description": "d",
+        "inputSchema": {"type": "object"},
+        "outputSchema": {"type": "object"},
+        "annotations": {"readOnlyHint": True},
+        "_meta": {"ui": {}},
+    }
+    prompt = Prompt("p", "d", handler, arguments=(PromptArgument("a", "A"),))
+    assert prompt.entry == {
+        "name": "p",
+        "description": "d",
+        "arguments": [{"name": "a", "description": "A", "required": False}],
+    }
+    assert Resource("test://r", "r", handler, mime_type="text/plain").entry == {
+        "uri": "test://r",
+        "name": "r",
+        "mimeType": "text/plain",
+    }
+
+
+@pytest.mark.parametrize(
+    ("uri", "variables"),
+    [
+        ("test://t/1/data", {"id": "1"}),
+        ("test://t/a%2Fb/data", {"id": "a/b"}),
+        ("test://t/1/2/data", None),
+        ("test://t//data", None),
+        ("test://t/1/data/x", None),
+        ("test://t.1.data", None),
+    ],
+)
+def test_template_match(uri, variables):
+    template = ResourceTemplate("test://t/{id}/data", "t", lambda ctx, uri, variables: {})
+    assert template.match(uri) == variables
+
+
+def test_sources_are_merged_sorted_and_static_wins():
+    server = Server()
+    server.add_tool(tool("m"))
+    dynamic = Tool("m", "From the source.", {"type": "object"}, handler)
+    server.add_tool_source(lambda: [tool("z"), dynamic, tool("a")])
+    assert [t.name for t in server.tools.all()] == ["a", "m", "z"]
+    found = server.tools.get("m")
+    assert found is not None and found.description == "The m tool."
+
+
+def test_a_versioned_source_is_read_only_when_its_version_moves():
+    calls: list[int] = []
+    version = [1]
+
+    def source() -> list[Tool]:
+        calls.append(1)
+        return [tool(f"t{version[0]}")]
+
+    catalog: Catalog[Tool] = Catalog(lambda t: t.name, kind="tool")
+    catalog.add_source(source, version=lambda: version[0])
+    assert [t.name for t in catalog.all()] == ["t1"]
+    assert catalog.get("t1") is not None
+    assert len(calls) == 1
+    version[0] = 2
+    assert [t.name for t in catalog.all()] == ["t2"]
+    assert len(calls) == 2
+
+
+def test_an_unversioned_source_is_read_every_time():
+    calls: list[int] = []
+    catalog: Catalog[Tool] = Catalog(lambda t: t.name, kind="tool")
+
+    def source() -> list[Tool]:
+        calls.append(1)
+        return [tool("a")]
+
+    catalog.add_source(source)
+    catalog.all()
+    catalog.all()
+    assert len(calls) == 2
+
+
+def test_changed_and_remove_invalidate():
+    catalog: Catalog[Tool] = Catalog(lambda t: t.name, kind="tool")
+    assert not catalog
+    catalog.add(tool("a"))
+    assert catalog and [t.name for t in catalog.all()] == ["a"]
+    catalog.remove("a")
+    assert catalog.all() == ()
+    items = [tool("b")]
+    catalog.add_source(lambda: items, version=lambda: 0)
+    assert [t.name for t in catalog.all()] == ["b"]
+    items.append(tool("c"))
+    catalog.changed()
+    assert [t.name for t in catalog.all()] == ["b", "c"]
+
+
+@override_settings(MCPFORMS={"SERVER_NAME": "from-settings", "SERVER_VERSION": "3"})
+def test_info_defaults_to_settings():
+    assert Server().info == {"name": "from-settings", "version": "3"}
+    assert Server(name="own", version="1").info == {"name": "own", "version": "1"}
+
+
+def test_extensions_are_advertised():
+    server = Server(extensions={"io.modelcontextprotocol/ui": {}})
+    assert server.capabilities()["extensions"] == {"io.modelcontextprotocol/ui": {}}
+
+
+def test_default_server_exists():
+    assert isinstance(default_server, Server)
+
+
+@pytest.mark.parametrize(
+    ("cursor", "size", "expected", "next_key"),
+    [(None, 2, ["a", "b"], "b"), ("b", 2, ["c", "d"], None), ("bb", 1, ["c"], "c"), ("z", 2, [], None)],
+)
+def test_page(cursor, size, expected, next_key):
+    import base64
+
+    encoded = None if cursor is None else base64.urlsafe_b64encode(cursor.encode()).decode()
+    items, next_cursor = page(["a", "b", "c", "d"], key=lambda k: k, cursor=encoded, size=size)
+    assert list(items) == expected
+    assert next_cursor == (None if next_key is None else base64.urlsafe_b64encode(next_key.encode()).decode())
