@@ -28,6 +28,7 @@ from mcpforms.schema import OTHER_PATH_TYPES, form_input_request
 Ask = Literal["missing", "always", "never"]
 ASK_MODES: tuple[str, ...] = ("missing", "always", "never")
 NON_FIELD = "__all__"
+STALE_NOTE = "This form changed while it was being filled in; please check the answers again."
 # What a model may pass as an argument for a field: JSON scalars, or a list of them for multi-selects.
 _SCALARS = (str, int, float, bool)
 
@@ -107,7 +108,8 @@ def run(
     by_name = {field.name: field for field in fields}
     askable = [field for field in fields if field.type not in OTHER_PATH_TYPES]
 
-    response = input_response(ctx.input_responses, flow.key)
+    # Answers to an older version of the form are not answers to this one: start the form again.
+    response = None if ctx.stale_state else input_response(ctx.input_responses, flow.key)
     if response is not None and response.action == "decline":
         return Refused(f"The user declined to fill in {confirm_label}; nothing was submitted.")
     if response is not None and response.action == "cancel":
@@ -171,6 +173,8 @@ def run(
         )
     asked_fields = [_with_default(field, values.get(field.name)) for field in to_ask]
     message = flow.message if not problems else flow.message + "\nPlease correct:\n- " + "\n- ".join(problems)
+    if ctx.stale_state:
+        message = f"{STALE_NOTE}\n{message}"
     request_state = ctx.mint_state(fields=fields, answers=values, pending=[field.name for field in to_ask])
     return Asking(
         form_input_request(asked_fields, key=flow.key, message=message, request_state=request_state)

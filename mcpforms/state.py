@@ -39,6 +39,13 @@ class InvalidState(Exception):
         self.reason = reason
 
 
+class StaleState(InvalidState):
+    """An authentic token for this very call, minted for an older version of the tool's definition.
+
+    Not an attack: the form changed while the user was filling it in, so the caller asks again.
+    """
+
+
 @dataclass(frozen=True)
 class RequestState:
     """A verified requestState payload."""
@@ -121,15 +128,12 @@ def _verified(
 ) -> RequestState:
     if not isinstance(payload, dict):
         raise InvalidState("payload is not an object")
-    expected = {
-        "tool": tool,
-        "args": arguments_digest(arguments),
-        "principal": principal,
-        "version": version,
-    }
+    expected = {"tool": tool, "args": arguments_digest(arguments), "principal": principal}
     for name, value in expected.items():
         if payload.get(name) != value:
             raise InvalidState(f"minted for another {name}")
+    if payload.get("version") != version:
+        raise StaleState("minted for another version")
     answers, pending, issued_at = payload.get("answers"), payload.get("pending"), payload.get("iat")
     if not isinstance(answers, dict) or not isinstance(pending, list) or not isinstance(issued_at, int):
         raise InvalidState("malformed payload")

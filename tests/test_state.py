@@ -18,6 +18,7 @@ from mcpforms.state import (
     ANONYMOUS,
     SALT,
     InvalidState,
+    StaleState,
     arguments_digest,
     dump_state,
     load_state,
@@ -88,9 +89,13 @@ def test_a_token_bound_to_something_else_is_refused(binding):
 def test_version_binding():
     token = mint(version="3")
     assert load_state(token, **BINDING, version="3").version == "3"
-    with pytest.raises(InvalidState) as caught:
+    with pytest.raises(StaleState) as caught:
         load_state(token, **BINDING, version="4")
     assert caught.value.reason == "minted for another version"
+    # Stale only when everything else holds: another principal is plainly invalid, not stale.
+    with pytest.raises(InvalidState) as other:
+        load_state(token, **(BINDING | {"principal": "user:9"}), version="4")
+    assert not isinstance(other.value, StaleState)
     with pytest.raises(InvalidState):
         load_state(mint(), **BINDING, version="3")
 

@@ -18,7 +18,7 @@ from mcpforms.protocol.jsonrpc import Message
 from mcpforms.protocol.pagination import page
 from mcpforms.protocol.primitives import Prompt, Resource, ResourceTemplate, Tool
 from mcpforms.protocol.versions import SUPPORTED_VERSIONS
-from mcpforms.state import InvalidState, load_state
+from mcpforms.state import InvalidState, StaleState, load_state
 
 if TYPE_CHECKING:
     from mcpforms.protocol.server import Server
@@ -54,6 +54,7 @@ def _context(call: Call, *, binding: str, arguments: Any, state_version: str | N
     ):
         raise invalid_params("inputResponses must be an object whose entries are objects")
     state = None
+    stale = False
     if params.get("requestState") is not None:
         try:
             state = load_state(
@@ -63,6 +64,8 @@ def _context(call: Call, *, binding: str, arguments: Any, state_version: str | N
                 principal=call.principal,
                 version=state_version,
             )
+        except StaleState:
+            stale = True  # the definition changed mid-flow: the handler asks again, it is no attack
         except InvalidState:
             raise invalid_state() from None
     return RequestContext(
@@ -75,6 +78,7 @@ def _context(call: Call, *, binding: str, arguments: Any, state_version: str | N
         principal=call.principal,
         input_responses=responses,
         request_state=state,
+        stale_state=stale,
         progress_token=call.envelope.progress_token,
         state_version=state_version,
         _notify=call.notify,
