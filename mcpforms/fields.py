@@ -175,7 +175,9 @@ def _integer(field: forms.Field) -> dict[str, Any]:
 @register_converter(forms.FloatField)
 @register_converter(forms.DecimalField)
 def _number(field: forms.Field) -> dict[str, Any]:
-    return _integer(field) | {"type": "number"}
+    # A slider is still a number on the wire; the HTML form keeps it a slider.
+    kind = "range" if getattr(field.widget, "input_type", None) == "range" else "number"
+    return _integer(field) | {"type": kind}
 
 
 @register_converter(forms.BooleanField)
@@ -236,7 +238,9 @@ def _choice(field: forms.Field) -> dict[str, Any]:
 
 @register_converter(forms.MultipleChoiceField)
 def _multiple_choice(field: forms.Field) -> dict[str, Any]:
-    return _choice(field) | {"multiple": True}
+    # Length validators on a multi-select count picks.
+    picks = _bounds(field, validators.MinLengthValidator, validators.MaxLengthValidator)
+    return _choice(field) | {"multiple": True} | picks
 
 
 @register_converter(forms.ModelChoiceField)
@@ -269,6 +273,21 @@ def _fits(kind: str, value: Any) -> bool:
     return isinstance(value, str)
 
 
+def _iso_default(kind: str, initial: Any) -> str | None:
+    """An initial given as text counts when it is the ISO form the field's type needs."""
+    if not isinstance(initial, str):
+        return None
+    try:
+        if kind == "date":
+            return datetime.date.fromisoformat(initial).isoformat()
+        if kind == "time":
+            return datetime.time.fromisoformat(initial).isoformat()
+        moment = datetime.datetime.fromisoformat(initial)
+    except ValueError:
+        return None
+    return moment.isoformat() if moment.tzinfo is not None else None
+
+
 def _json_default(auto: AutoFormField, initial: Any) -> Any:
     """Return ``initial`` as the JSON value the field would submit, or None when it does not fit."""
     if initial is None or auto.type in ("password", "file"):
@@ -295,7 +314,7 @@ def _json_default(auto: AutoFormField, initial: Any) -> Any:
     if isinstance(initial, datetime.time):
         return initial.isoformat() if auto.type == "time" else None
     if auto.type in ("date", "datetime", "time"):
-        return None
+        return _iso_default(auto.type, initial)
     if auto.type in ("number", "range"):
         return _json_number(initial)
     return initial if _fits(auto.type, initial) else None

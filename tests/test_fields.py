@@ -4,7 +4,12 @@ import datetime
 
 import pytest
 from django import forms
-from django.core.validators import MaxValueValidator, MinValueValidator
+from django.core.validators import (
+    MaxLengthValidator,
+    MaxValueValidator,
+    MinLengthValidator,
+    MinValueValidator,
+)
 from django.test import override_settings
 
 from mcpforms.fields import (
@@ -185,6 +190,7 @@ def test_required_follows_the_form(every):
         (forms.MultipleChoiceField(choices=[("a", "A")]), "a"),
         (forms.DateField(), datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)),
         (forms.DateField(), "not a date object"),
+        (forms.TimeField(), 930),
         (forms.DateTimeField(), datetime.datetime(2026, 1, 1)),  # naive: no RFC 3339 offset
         (forms.DateTimeField(), datetime.date(2026, 1, 1)),
         (forms.TimeField(), datetime.date(2026, 1, 1)),
@@ -312,3 +318,27 @@ def test_signup_form_from_the_issue():
         AutoFormField("age", "Age", "integer", min=18, max=120),
         AutoFormField("newsletter", "Newsletter", "boolean"),
     ]
+
+
+@pytest.mark.parametrize(
+    ("field", "initial", "default"),
+    [
+        (forms.DateField(), "2026-03-04", "2026-03-04"),
+        (forms.DateField(), "04/03/2026", None),
+        (forms.TimeField(), "09:30", "09:30:00"),
+        (forms.DateTimeField(), "2026-03-04T05:06:00+01:00", "2026-03-04T05:06:00+01:00"),
+        (forms.DateTimeField(), "2026-03-04T05:06:00", None),  # naive: no RFC 3339 offset
+    ],
+)
+def test_initial_text_in_iso_form_is_a_temporal_default(field, initial, default):
+    assert auto_field("x", field, initial=initial).default == default
+
+
+def test_a_slider_is_a_range_and_multi_select_length_validators_count_picks():
+    slider = forms.FloatField(widget=forms.NumberInput(attrs={"type": "range"}), min_value=0, max_value=1)
+    assert auto_field("x", slider).type == "range"
+    picks = forms.MultipleChoiceField(
+        choices=[("a", "A"), ("b", "B")], validators=[MinLengthValidator(1), MaxLengthValidator(2)]
+    )
+    field = auto_field("x", picks)
+    assert (field.min, field.max, field.multiple) == (1, 2, True)
