@@ -1,0 +1,205 @@
+"""The HTTP edge: Host and Origin, verbs, bodies, status codes, JSON or SSE (spec §8)."""
+
+from __future__ import annotations
+
+import json
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from django.http import HttpResponse, StreamingHttpResponse
+from django.http.response import HttpResponseBase
+from django.test import Client, RequestFactory, override_settings
+
+from mcpforms.api import build_api, serve
+from mcpforms.protocol import RequestContext, Server
+
+VERSION = "2026-07-28"
+META = {
+    "io.modelcontextprotocol/protocolVersion": VERSION,
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
+
+server = Server(name="api-test", version="1")
+
+
+@server.tool(description="Report progress when asked, then answer.")
+def count(ctx: RequestContext, arguments: dict[str, Any]) -> dict[str, Any]:
+    if arguments.get("report", True):
+        for step in (1, 2):
+            ctx.report_progress(step, 2)
+    return {"content": [{"type": "text", "text": "counted"}]}
+
+
+@server.tool(description="Say who is asking.")
+def whoami(ctx: RequestContext, arguments: dict[str, Any]) -> dict[str, Any]:
+    return {"content": [{"type": "text", "text": ctx.principal}]}
+
+
+def post(
+    method: str,
+    params: dict[str, Any] | None = None,
+    *,
+    body: Any = None,
+    user: Any = None,
+    **extra: str,
+) -> HttpResponseBase:
+    params = {**(params or {}), "_meta": {**META, **(params or {}).get("_meta", {})}}
+    headers = {"HTTP_MCP_PROTOCOL_VERSION": VERSION, "HTTP_MCP_METHOD": method}
+    if "name" in params:
+        headers["HTTP_MCP_NAME"] = params["name"]
+    payload = (
+        body
+        if body is not None
+        else json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+    )
+    request = RequestFactory().post("/mcp", payload, content_type="application/json", **(headers | extra))
+    if user is not None:
+        request.user = user
+    return serve(server, request)
+
+
+def body_of(response: HttpResponseBase) -> Any:
+    assert isinstance(response, HttpResponse)
+    return json.loads(response.content)
+
+
+def test_discover_as_json():
+    response = post("server/discover")
+    assert response.status_code == 200
+    assert response["Content-Type"] == "application/json"
+    assert body_of(response)["result"]["supportedVersions"] == [VERSION]
+
+
+@pytest.mark.parametrize("verb", ["get", "delete", "put", "patch"])
+def test_only_post(verb):
+    response = getattr(Client(), verb)("/mcp")
+    assert response.status_code == 405
+    assert response["Allow"] == "POST"
+    assert body_of(response)["error"]["code"] == -32600
+
+
+def test_mounted_with_one_line_and_csrf_exempt():
+    client = Client(enforce_csrf_checks=True)
+    payload = {"jsonrpc": "2.0", "id": "d", "method": "server/discover", "params": {"_meta": META}}
+    response = client.post(
+        "/mcp",
+        payload,
+        content_type="application/json",
+        headers={"MCP-Protocol-Version": VERSION, "Mcp-Method": "server/discover"},
+    )
+    assert response.status_code == 200
+    assert body_of(response)["id"] == "d"
+
+
+def test_disallowed_host_is_forbidden():
+    response = post("server/discover", HTTP_HOST="evil.example.com", HTTP_ORIGIN="http://evil.example.com")
+    assert response.status_code == 403
+    assert body_of(response) == {
+        "jsonrpc": "2.0",
+        "id": None,
+        "error": {"code": -32600, "message": "Forbidden: this Host is not allowed"},
+    }
+
+
+@pytest.mark.parametrize(
+    ("origin", "status"),
+    [
+        ("http://testserver", 200),
+        ("http://evil.example.com", 403),
+        ("https://testserver", 403),
+        ("null", 403),
+        ("https://app.example.com", 200),
+    ],
+)
+@override_settings(MCPFORMS={"ALLOWED_ORIGINS": ["https://app.example.com"]})
+def test_origin_allow_list(origin, status):
+    assert post("server/discover", HTTP_ORIGIN=origin).status_code == status
+
+
+def test_parse_error():
+    response = post("server/discover", body="{not json")
+    assert response.status_code == 400
+    assert body_of(response) == {
+        "jsonrpc": "2.0",
+        "id": None,
+        "error": {"code": -32700, "message": "Parse error: the body is not JSON"},
+    }
+
+
+def test_batch_is_invalid():
+    response = post("tools/list", body=json.dumps([{"jsonrpc": "2.0", "id": 1, "method": "tools/list"}]))
+    assert (response.status_code, body_of(response)["error"]["code"]) == (400, -32600)
+
+
+def test_notification_is_accepted_without_a_body():
+    response = post(
+        "notifications/cancelled", body=json.dumps({"jsonrpc": "2.0", "method": "notifications/cancelled"})
+    )
+    assert response.status_code == 202
+    assert isinstance(response, HttpResponse) and response.content == b""
+
+
+def test_unknown_method_is_404():
+    response = post("ping")
+    assert (response.status_code, body_of(response)["error"]["code"], body_of(response)["id"]) == (
+        404,
+        -32601,
+        1,
+    )
+
+
+def test_header_mismatch_is_400():
+    response = post("tools/list", HTTP_MCP_METHOD="tools/call")
+    assert (response.status_code, body_of(response)["error"]["code"]) == (400, -32020)
+
+
+def test_the_user_reaches_the_handler():
+    user = SimpleNamespace(is_authenticated=True, pk=42)
+    result = body_of(post("tools/call", {"name": "whoami"}, user=user))["result"]
+    assert result["content"][0]["text"] == "user:42"
+
+
+def test_without_a_progress_token_the_answer_is_json():
+    response = post("tools/call", {"name": "count"})
+    assert response["Content-Type"] == "application/json"
+    assert body_of(response)["result"]["content"][0]["text"] == "counted"
+
+
+def test_a_token_without_progress_is_still_json():
+    response = post(
+        "tools/call", {"name": "count", "arguments": {"report": False}, "_meta": {"progressToken": "p"}}
+    )
+    assert response["Content-Type"] == "application/json"
+
+
+def read_events(response: HttpResponseBase) -> list[dict[str, Any]]:
+    assert isinstance(response, StreamingHttpResponse)
+    text = b"".join(response.streaming_content).decode()  # type: ignore[arg-type]
+    frames = [frame for frame in text.split("\n\n") if frame]
+    assert all(frame.startswith("event: message\ndata: ") for frame in frames)
+    return [json.loads(frame.split("data: ", 1)[1]) for frame in frames]
+
+
+def test_reported_progress_streams_as_sse():
+    user = SimpleNamespace(is_authenticated=False, pk=None)
+    response = post("tools/call", {"name": "count", "_meta": {"progressToken": "p"}}, user=user)
+    assert response["Content-Type"] == "text/event-stream"
+    assert response["X-Accel-Buffering"] == "no"
+    events = read_events(response)
+    assert [event.get("method") for event in events] == [
+        "notifications/progress",
+        "notifications/progress",
+        None,
+    ]
+    assert events[0]["params"] == {"progressToken": "p", "progress": 1, "total": 2}
+    assert events[-1]["id"] == 1 and events[-1]["result"]["content"][0]["text"] == "counted"
+
+
+def test_an_error_with_a_token_is_json():
+    response = post("tools/call", {"name": "missing", "_meta": {"progressToken": "p"}})
+    assert (response.status_code, body_of(response)["error"]["code"]) == (400, -32602)
+
+
+def test_build_api_namespaces():
+    assert build_api(server, namespace="another").urls[2] == "another"
