@@ -45,7 +45,7 @@ def post(
     **extra: str,
 ) -> HttpResponseBase:
     params = {**(params or {}), "_meta": {**META, **(params or {}).get("_meta", {})}}
-    headers = {"HTTP_MCP_PROTOCOL_VERSION": VERSION, "HTTP_MCP_METHOD": method}
+    headers: dict[str, Any] = {"HTTP_MCP_PROTOCOL_VERSION": VERSION, "HTTP_MCP_METHOD": method}
     if "name" in params:
         headers["HTTP_MCP_NAME"] = params["name"]
     payload = (
