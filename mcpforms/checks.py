@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
 from django.apps import AppConfig
+from django.conf import settings
 from django.core.checks import CheckMessage, Error, Tags, Warning, register
 
 from mcpforms.conf import DEFAULTS, user_settings
@@ -72,7 +74,9 @@ def check_settings(app_configs: Sequence[AppConfig] | None = None, **kwargs: Any
 
 
 @register()
-def check_registered_forms(app_configs: Sequence[AppConfig] | None = None, **kwargs: Any) -> list[CheckMessage]:
+def check_registered_forms(
+    app_configs: Sequence[AppConfig] | None = None, **kwargs: Any
+) -> list[CheckMessage]:
     """Every registered form converts to fields (its ``__init__`` included), or the tool could never run."""
     from mcpforms.registry import convert_all
 
@@ -84,3 +88,68 @@ def check_registered_forms(app_configs: Sequence[AppConfig] | None = None, **kwa
         )
         for name, error in convert_all()
     ]
+
+
+# The MCP endpoint (mcpforms.api) ---------------------------------------------------------------------------
+
+_ORIGIN = re.compile(r"https?://[^/\s?#]+")
+
+
+@register(Tags.security)
+def check_endpoint_settings(
+    app_configs: Sequence[AppConfig] | None = None, **kwargs: Any
+) -> list[CheckMessage]:
+    """The endpoint's settings, and the Host check it relies on against DNS rebinding (spec §8.6)."""
+    configured = user_settings()
+    if not isinstance(configured, dict):
+        return []  # mcpforms.E001 already says so
+    messages: list[CheckMessage] = []
+    origins = configured.get("ALLOWED_ORIGINS", [])
+    if not (
+        isinstance(origins, list | tuple)
+        and all(isinstance(o, str) and _ORIGIN.fullmatch(o) for o in origins)
+    ):
+        messages.append(
+            Error(
+                "MCPFORMS['ALLOWED_ORIGINS'] must be a list of origins such as 'https://app.example.com'.",
+                hint="An origin is a scheme and a host (and a port), with no path and no trailing slash.",
+                id="mcpforms.E005",
+            )
+        )
+    if "PAGE_SIZE" in configured and not _is_positive_int(configured["PAGE_SIZE"]):
+        messages.append(
+            Error(
+                f"MCPFORMS['PAGE_SIZE'] must be a positive integer, not {configured['PAGE_SIZE']!r}.",
+                id="mcpforms.E006",
+            )
+        )
+    ttl = configured.get("CACHE_TTL_MS", 0)
+    if not (isinstance(ttl, int) and not isinstance(ttl, bool) and ttl >= 0):
+        messages.append(
+            Error(
+                f"MCPFORMS['CACHE_TTL_MS'] must be an integer of milliseconds, 0 or more, not {ttl!r}.",
+                hint="0 tells clients a result is stale at once (spec: ttlMs).",
+                id="mcpforms.E007",
+            )
+        )
+    for name in ("SERVER_NAME", "SERVER_VERSION", "INSTRUCTIONS"):
+        if name not in configured:
+            continue
+        value, optional = configured[name], name != "SERVER_NAME"
+        if not ((optional and value is None) or (isinstance(value, str) and value)):
+            expected = "a non-empty string or None" if optional else "a non-empty string"
+            messages.append(
+                Error(
+                    f"MCPFORMS[{name!r}] must be {expected}, not {value!r}.",
+                    id="mcpforms.E008",
+                )
+            )
+    if "*" in settings.ALLOWED_HOSTS:
+        messages.append(
+            Warning(
+                "ALLOWED_HOSTS contains '*': the MCP endpoint's Host check cannot stop DNS rebinding.",
+                hint="List the host names the site is served under; only the Origin check is left otherwise.",
+                id="mcpforms.W003",
+            )
+        )
+    return messages
