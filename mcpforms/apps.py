@@ -12,6 +12,13 @@ class SimpleMcpFormsConfig(AppConfig):
 
     def ready(self) -> None:
         from mcpforms import checks  # noqa: F401  (registers the system checks)
+        from mcpforms.definitions import catalog_version, definition_tools
+        from mcpforms.protocol.server import default_server
+        from mcpforms.registry import registry_for
+
+        # Code-registered tools first: on a name clash they win over an admin-defined form.
+        registry_for(default_server)
+        default_server.add_tool_source(definition_tools, version=catalog_version)
 
 
 class McpFormsConfig(SimpleMcpFormsConfig):

@@ -5,11 +5,17 @@ from __future__ import annotations
 import hashlib
 import json
 from datetime import timedelta
+from typing import Any
 
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.core.validators import RegexValidator
 from django.db import models
+from django.db.models import F
 from django.utils import timezone
 
 from mcpforms.conf import conf
+from mcpforms.fields import FIELD_TYPES
 from mcpforms.state import RequestState
 
 
@@ -35,3 +41,137 @@ class CompletedFlow(models.Model):
         cls.objects.filter(created__lt=timezone.now() - timedelta(seconds=conf.STATE_MAX_AGE)).delete()
         return cls.objects.create(digest=digest)
 
+
+# ---- forms defined in the admin --------------------------------------------------------------------------
+
+TOOL_NAME_VALIDATOR = RegexValidator(
+    r"^[A-Za-z0-9_.-]{1,64}\Z", "Use 1-64 letters, digits, underscores, dots or dashes."
+)
+FIELD_NAME_VALIDATOR = RegexValidator(
+    r"^[A-Za-z_][A-Za-z0-9_]{0,63}\Z", "Use a Python identifier: letters, digits and underscores."
+)
+
+
+class FormDefinition(models.Model):
+    """A form staff publish to assistants from the admin; it becomes a tool like any registered form."""
+
+    class Ask(models.TextChoices):
+        MISSING = "missing", "Ask for what is missing"
+        ALWAYS = "always", "Always let the user confirm"
+        NEVER = "never", "Never ask (plain tool)"
+
+    name = models.CharField(
+        "tool name",
+        max_length=64,
+        unique=True,
+        validators=[TOOL_NAME_VALIDATOR],
+        help_text="The name assistants call, e.g. event_rsvp.",
+    )
+    title = models.CharField(max_length=200)
+    description = models.TextField(help_text="What the tool does; shown to the assistant.")
+    message = models.CharField(
+        "elicitation message", max_length=500, blank=True, help_text="What the user sees above the form."
+    )
+    ask = models.CharField(max_length=10, choices=Ask, default=Ask.MISSING)
+    enabled = models.BooleanField(default=True)
+    permission = models.CharField(
+        max_length=255, blank=True, help_text="Required permission as app_label.codename; empty for everyone."
+    )
+    email_to = models.EmailField(
+        "e-mail submissions to", blank=True, help_text="Each submission is stored, and also sent here if set."
+    )
+    version = models.PositiveIntegerField(default=1, editable=False)
+    updated = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.title or self.name
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        if self.pk is not None:
+            self.version += 1  # a requestState minted for the old version is then refused
+        super().save(*args, **kwargs)
+
+    def touch(self) -> None:
+        """Mark the definition changed (its fields were edited): new version, new tools/list."""
+        FormDefinition.objects.filter(pk=self.pk).update(version=F("version") + 1, updated=timezone.now())
+
+
+class FieldDefinition(models.Model):
+    """One field of a FormDefinition, in the AutoFormField vocabulary."""
+
+    TYPE_CHOICES = [(kind, kind) for kind in sorted(FIELD_TYPES)]
+
+    definition = models.ForeignKey(FormDefinition, on_delete=models.CASCADE, related_name="fields")
+    order = models.PositiveIntegerField(default=0)
+    name = models.CharField(max_length=64, validators=[FIELD_NAME_VALIDATOR])
+    label = models.CharField(max_length=200, blank=True)
+    type = models.CharField(max_length=20, choices=TYPE_CHOICES, default="text")
+    required = models.BooleanField(default=False)
+    help_text = models.CharField(max_length=500, blank=True)
+    min = models.FloatField(null=True, blank=True, help_text="Lowest number, shortest text, fewest picks.")
+    max = models.FloatField(null=True, blank=True, help_text="Highest number, longest text, most picks.")
+    choices = models.TextField(blank=True, help_text="One per line, as value|Label (or just value).")
+    multiple = models.BooleanField(default=False, help_text="Let the user pick several choices.")
+    default = models.CharField(max_length=500, blank=True)
+    placeholder = models.CharField(max_length=200, blank=True)
+
+    class Meta:
+        ordering = ["order", "pk"]
+        constraints = [
+            models.UniqueConstraint(fields=["definition", "name"], name="mcpforms_unique_field_name")
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def clean(self) -> None:
+        # The same reading the tool makes, so what fails here is an admin form error, never a broken tool.
+        from mcpforms.definitions import DefinitionError, auto_field
+
+        try:
+            auto_field(self)
+        except DefinitionError as error:
+            raise ValidationError({error.field: str(error)} if error.field else str(error)) from None
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        super().save(*args, **kwargs)
+        self.definition.touch()
+
+    def delete(self, *args: Any, **kwargs: Any) -> tuple[int, dict[str, int]]:
+        deleted = super().delete(*args, **kwargs)
+        self.definition.touch()
+        return deleted
+
+
+class Submission(models.Model):
+    """A completed flow of an admin-defined form: exactly one per flow."""
+
+    class Status(models.TextChoices):
+        NEW = "new", "New"
+        SEEN = "seen", "Seen"
+        DONE = "done", "Done"
+
+    definition = models.ForeignKey(
+        FormDefinition, on_delete=models.SET_NULL, null=True, related_name="submissions"
+    )
+    tool_name = models.CharField(max_length=64, help_text="Kept if the definition is deleted.")
+    data = models.JSONField()
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
+    client_info = models.JSONField(default=dict, blank=True)
+    status = models.CharField(max_length=10, choices=Status, default=Status.NEW)
+    created = models.DateTimeField(default=timezone.now, db_index=True)
+
+    class Meta:
+        ordering = ["-created"]
+
+    def __str__(self) -> str:
+        return f"{self.tool_name} #{self.pk}"
+
+    def ordered_data(self) -> dict[str, Any]:
+        """The data in the form's field order (PostgreSQL's jsonb keeps no key order), then any other keys."""
+        order = [field.name for field in self.definition.fields.all()] if self.definition else []
+        keys = [key for key in order if key in self.data] + sorted(set(self.data) - set(order))
+        return {key: self.data[key] for key in keys}

@@ -10,6 +10,17 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
+TOOLS_CHECK = """
+import django
+django.setup()
+from django.test import Client
+from mcpforms.protocol.server import default_server
+meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}
+reply = default_server.handle({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": meta}})
+print(" ".join(tool["name"] for tool in reply.body["result"]["tools"]))
+assert Client().login(username="staff", password="mcpforms-demo")
+"""
+
 PAGE_CHECK = """
 import django
 django.setup()
@@ -38,10 +49,11 @@ def demo(tmp_path):
     return run
 
 
-def test_demo_migrates_seeds_idempotently_and_shows_the_derived_schemas(demo):
+def test_demo_migrates_seeds_idempotently_serves_its_tools_and_shows_the_derived_schemas(demo):
     demo("manage.py", "migrate", "--noinput")
-    assert "2 ticket(s) added" in demo("manage.py", "seed_demo")
-    assert "0 ticket(s) added" in demo("manage.py", "seed_demo")
+    assert "2 ticket(s), 2 admin-defined form(s) added" in demo("manage.py", "seed_demo")
+    assert "0 ticket(s), 0 admin-defined form(s) added" in demo("manage.py", "seed_demo")
+    assert {"create_ticket", "event_rsvp", "feedback", "signup"} <= set(demo("-c", TOOLS_CHECK).split())
     page = demo("-c", PAGE_CHECK)
     assert "<code>signup</code>" in page
     assert "&quot;format&quot;: &quot;email&quot;" in page

@@ -1,5 +1,10 @@
-from django.urls import path
+from django.contrib import admin
+from django.urls import include, path
 
 import mcpforms.api
 
-urlpatterns = [path("mcp", mcpforms.api.urls)]
+urlpatterns = [
+    path("admin/", admin.site.urls),
+    path("mcp", mcpforms.api.urls),
+    path("mcpforms/", include("mcpforms.urls")),
+]

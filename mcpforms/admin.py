@@ -1,0 +1,168 @@
+"""The admin: staff publish forms to assistants, preview what the assistant will ask, browse submissions."""
+
+from __future__ import annotations
+
+import csv
+import json
+from typing import Any
+
+from django import forms
+from django.contrib import admin
+from django.core.exceptions import ValidationError
+from django.db.models import QuerySet
+from django.http import HttpRequest, HttpResponse
+from django.utils.html import format_html
+
+from mcpforms.definitions import DefinitionError, auto_field, definition_form_class
+from mcpforms.models import FieldDefinition, FormDefinition, Submission
+from mcpforms.protocol.server import default_server
+from mcpforms.registry import registry_for
+from mcpforms.schema import form_schema
+
+
+class FieldDefinitionForm(forms.ModelForm[FieldDefinition]):
+    class Meta:
+        model = FieldDefinition
+        fields = "__all__"
+        widgets = {"choices": forms.Textarea(attrs={"rows": 3, "cols": 24})}
+
+
+class FieldDefinitionInline(admin.TabularInline[FieldDefinition, FormDefinition]):
+    model = FieldDefinition
+    form = FieldDefinitionForm
+    extra = 1
+    min_num = 1
+    fields = [
+        "order",
+        "name",
+        "label",
+        "type",
+        "required",
+        "help_text",
+        "min",
+        "max",
+        "choices",
+        "multiple",
+        "default",
+        "placeholder",
+    ]
+
+    def get_formset(self, request: HttpRequest, obj: FormDefinition | None = None, **kwargs: Any) -> Any:
+        # A form without fields would be a tool that asks nothing; the admin does not enforce min_num itself.
+        return super().get_formset(request, obj, validate_min=True, **kwargs)
+
+
+class FormDefinitionForm(forms.ModelForm[FormDefinition]):
+    class Meta:
+        model = FormDefinition
+        fields = "__all__"
+
+    def clean_name(self) -> str:
+        name: str = self.cleaned_data["name"]
+        if name in registry_for(default_server).tools:
+            raise ValidationError(f"{name!r} is already the name of a tool defined in code; choose another.")
+        return name
+
+    def clean_permission(self) -> str:
+        permission: str = self.cleaned_data["permission"].strip()
+        if permission and permission.count(".") != 1:
+            raise ValidationError("Write the permission as app_label.codename, e.g. events.add_rsvp.")
+        return permission
+
+
+@admin.register(FormDefinition)
+class FormDefinitionAdmin(admin.ModelAdmin[FormDefinition]):
+    form = FormDefinitionForm
+    inlines = [FieldDefinitionInline]
+    list_display = ["name", "title", "enabled", "ask", "version", "updated"]
+    list_filter = ["enabled", "ask"]
+    search_fields = ["name", "title", "description"]
+    readonly_fields = ["version", "schema_preview", "form_preview"]
+    fieldsets = [
+        (None, {"fields": ["name", "title", "description", "message", "enabled"]}),
+        ("Behaviour", {"fields": ["ask", "permission", "email_to"]}),
+        ("Preview", {"fields": ["version", "schema_preview", "form_preview"]}),
+    ]
+
+    def _form_class(self, definition: FormDefinition) -> type[forms.Form] | None:
+        if definition.pk is None:
+            return None
+        try:
+            return definition_form_class(definition)
+        except DefinitionError:
+            return None
+
+    @admin.display(description="Elicitation schema")
+    def schema_preview(self, definition: FormDefinition) -> str:
+        form_class = self._form_class(definition)
+        if form_class is None:
+            return "Save the form to see the schema the assistant's client receives."
+        schema = form_schema([auto_field(row) for row in definition.fields.all()])
+        return format_html("<pre>{}</pre>", json.dumps(schema, indent=2))
+
+    @admin.display(description="Rendered form")
+    def form_preview(self, definition: FormDefinition) -> str:
+        form_class = self._form_class(definition)
+        if form_class is None:
+            return "Save the form to see it rendered."
+        return format_html('<div class="mcpforms-preview">{}</div>', form_class().as_div())
+
+
+class SubmissionAdminForm(forms.ModelForm[Submission]):
+    class Meta:
+        model = Submission
+        fields = ["status"]
+
+
+@admin.register(Submission)
+class SubmissionAdmin(admin.ModelAdmin[Submission]):
+    form = SubmissionAdminForm
+    list_display = ["__str__", "tool_name", "user", "status", "created"]
+    list_filter = ["status", "definition", "created"]
+    search_fields = ["tool_name", "data", "user__username"]
+    date_hierarchy = "created"
+    readonly_fields = ["definition", "tool_name", "pretty_data", "user", "client_info", "created"]
+    fields = ["status", "definition", "tool_name", "pretty_data", "user", "client_info", "created"]
+    actions = ["export_csv"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False  # submissions come from assistants, never typed in
+
+    @admin.display(description="Data")
+    def pretty_data(self, submission: Submission) -> str:
+        return format_html(
+            "<pre>{}</pre>", json.dumps(submission.ordered_data(), indent=2, ensure_ascii=False)
+        )
+
+    @admin.action(description="Export selected submissions as CSV")
+    def export_csv(self, request: HttpRequest, queryset: QuerySet[Submission]) -> HttpResponse:
+        submissions = list(
+            queryset.select_related("user", "definition")
+            .prefetch_related("definition__fields")
+            .order_by("created", "pk")
+        )
+        keys: list[str] = []
+        for submission in submissions:  # every data key, in form order as first seen
+            keys.extend(key for key in submission.ordered_data() if key not in keys)
+        response = HttpResponse(content_type="text/csv; charset=utf-8")
+        response["Content-Disposition"] = 'attachment; filename="submissions.csv"'
+        writer = csv.writer(response)
+        writer.writerow(["id", "created", "form", "user", "status", *keys])
+        for submission in submissions:
+            row = [
+                submission.pk,
+                submission.created.isoformat(),
+                submission.tool_name,
+                submission.user.get_username() if submission.user else "",
+                submission.status,
+            ]
+            writer.writerow(row + [_cell(submission.data.get(key)) for key in keys])
+        return response
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return ""
+    text = ", ".join(str(item) for item in value) if isinstance(value, list) else str(value)
+    # Spreadsheets run a cell starting with one of these as a formula: user input must stay text.
+    return "'" + text if text.startswith(("=", "+", "-", "@", "\t", "\r")) else text

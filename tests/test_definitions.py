@@ -1,0 +1,321 @@
+"""Admin-defined forms: one factory to a real Django form, the same pipeline, a tool list that follows the
+database, and exactly one submission per completed flow."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import mcp_types
+import pytest
+from django.core import mail
+from django.test import override_settings
+
+from mcpforms.definitions import (
+    DefinitionError,
+    auto_field,
+    catalog_version,
+    definition_form_class,
+    definition_tools,
+    parse_choices,
+)
+from mcpforms.fields import AutoFormField, Option, fields_for_form
+from mcpforms.models import FieldDefinition, FormDefinition, Submission
+from mcpforms.protocol.server import default_server
+from tests.core_client import CoreClient, accept, asked, text
+
+pytestmark = pytest.mark.django_db
+
+
+def rsvp(**overrides: Any) -> FormDefinition:
+    definition = FormDefinition.objects.create(
+        **{
+            "name": "event_rsvp",
+            "title": "Event RSVP",
+            "description": "Answer the invitation to the summer party.",
+            "message": "Will you come?",
+            **overrides,
+        }
+    )
+    rows = [
+        {"name": "name", "type": "text", "required": True, "max": 80},
+        {"name": "email", "type": "email", "required": True},
+        {"name": "attending", "type": "text", "required": True, "choices": "yes|Yes\nno|No\nmaybe|Maybe"},
+        {"name": "guests", "type": "integer", "min": 0, "max": 5, "default": "0"},
+        {
+            "name": "diet",
+            "type": "text",
+            "choices": "veg|Vegetarian\nvegan|Vegan\nnuts|No nuts",
+            "multiple": True,
+        },
+    ]
+    for order, row in enumerate(rows):
+        FieldDefinition.objects.create(definition=definition, order=order, **row)
+    return FormDefinition.objects.get(pk=definition.pk)
+
+
+def row(**values: Any) -> FieldDefinition:
+    return FieldDefinition(**{"name": "f", "type": "text", **values})
+
+
+# ---- reading definitions ---------------------------------------------------------------------------------
+
+
+def test_parse_choices():
+    assert parse_choices("a|Apple\n\n b \nc | Cherry ") == (
+        Option("a", "Apple"),
+        Option("b", "b"),
+        Option("c", "Cherry"),
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("|Apple", "Line 1 has no value"),
+        ("a|", "Line 1 has a '|' but no label"),
+        ("a\nb\na|A", "'a' appears twice"),
+    ],
+)
+def test_malformed_choices_name_the_problem(text, message):
+    with pytest.raises(DefinitionError, match=message) as caught:
+        parse_choices(text)
+    assert caught.value.field == "choices"
+
+
+@pytest.mark.parametrize(
+    ("values", "field", "message"),
+    [
+        ({"min": 5, "max": 2}, "max", r"Min \(5\) is greater than max \(2\)"),
+        ({"min": 1.5}, "min", "whole numbers"),
+        ({"min": -1}, "min", "whole numbers"),
+        ({"multiple": True}, "choices", "needs choices"),
+        ({"type": "integer", "default": "many"}, "default", "a whole number"),
+        ({"type": "number", "default": "x"}, "default", "a number"),
+        ({"type": "boolean", "default": "perhaps"}, "default", "true or false"),
+        ({"type": "date", "default": "31/12/2026"}, "default", "YYYY-MM-DD"),
+        ({"type": "datetime", "default": "2026-05-01T09:00"}, "default", "with offset"),
+        ({"type": "time", "default": "noon"}, "default", "HH:MM"),
+        ({"choices": "a\nb", "default": "c"}, "default", "one of the choices: a, b"),
+        ({"choices": "a\nb", "multiple": True, "default": "a, c"}, "default", "among the choices"),
+    ],
+)
+def test_inconsistent_rows_are_refused_with_the_admin_field_named(values, field, message):
+    with pytest.raises(DefinitionError, match=message) as caught:
+        auto_field(row(**values))
+    assert caught.value.field == field
+
+
+def test_numbers_may_have_fractional_and_negative_bounds():
+    field = auto_field(row(type="number", min=-1.5, max=2.5, default="0.5"))
+    assert (field.min, field.max, field.default) == (-1.5, 2.5, 0.5)
+
+
+def test_the_factory_builds_a_form_that_reads_back_as_the_definition():
+    definition = rsvp()
+    expected = [auto_field(r) for r in definition.fields.all()]
+    assert fields_for_form(definition_form_class(definition)) == expected
+    assert expected[3] == AutoFormField("guests", "Guests", "integer", min=0, max=5, default=0)
+    assert expected[4].multiple
+    assert definition_form_class(definition).__doc__ == "Answer the invitation to the summer party."
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        {"type": "textarea", "min": 2, "max": 9, "placeholder": "Say hi"},
+        {"type": "url"},
+        {"type": "email", "max": 50},
+        {"type": "date", "default": "2026-07-01"},
+        {"type": "datetime", "default": "2026-07-01T10:00:00+00:00"},
+        {"type": "time", "default": "09:30"},
+        {"type": "boolean", "default": "yes"},
+        {"type": "range", "min": 0, "max": 10},
+        {"type": "password", "required": True},
+        {"type": "file"},
+        {"type": "hidden", "default": "campaign-7"},
+        {"choices": "a|A\nb|B\nc|C", "multiple": True, "min": 1, "max": 2, "default": "a,b"},
+    ],
+)
+def test_every_type_round_trips_through_a_django_form(values):
+    expected = auto_field(row(required=values.pop("required", False), **values))
+    (read_back,) = fields_for_form(definition_form_class_of([expected]))
+    assert read_back == expected
+
+
+def definition_form_class_of(fields):
+    from mcpforms.definitions import form_class_for
+
+    return form_class_for("x", fields)
+
+
+def test_multi_select_pick_counts_are_validated_by_the_form():
+    form_class = definition_form_class_of([auto_field(row(choices="a\nb\nc", multiple=True, min=1, max=2))])
+    assert form_class(data={"f": ["a", "b", "c"]}).errors == {"f": ["Pick at most 2."]}
+    assert form_class(data={"f": ["a"]}).is_valid()
+
+
+# ---- the tool list follows the database -----------------------------------------------------------------
+
+
+def tool_names() -> list[str]:
+    return [tool["name"] for tool in CoreClient(default_server).result("tools/list")["tools"]]
+
+
+def test_enabling_editing_and_disabling_change_tools_list_at_once():
+    assert "event_rsvp" not in tool_names()
+    definition = rsvp()
+    assert "event_rsvp" in tool_names()
+
+    definition.description = "Answer the invitation to the winter party."
+    definition.save()
+    tools = {tool["name"]: tool for tool in CoreClient(default_server).result("tools/list")["tools"]}
+    assert tools["event_rsvp"]["description"].startswith("Answer the invitation to the winter party.")
+    mcp_types.Tool.model_validate(tools["event_rsvp"])
+
+    FieldDefinition.objects.create(definition=definition, order=9, name="note", type="textarea")
+    tools = {tool["name"]: tool for tool in CoreClient(default_server).result("tools/list")["tools"]}
+    assert "note" in tools["event_rsvp"]["inputSchema"]["properties"]
+
+    definition.enabled = False
+    definition.save()
+    assert "event_rsvp" not in tool_names()
+    definition.enabled = True
+    definition.save()
+    assert "event_rsvp" in tool_names()
+    definition.delete()
+    assert "event_rsvp" not in tool_names()
+
+
+def test_every_change_moves_the_catalog_version():
+    before = catalog_version()
+    definition = rsvp()
+    after_create = catalog_version()
+    assert after_create != before
+    field = definition.fields.first()
+    assert field is not None
+    field.label = "Your name"
+    field.save()
+    assert catalog_version() != after_create
+
+
+def test_a_broken_definition_is_left_out_not_a_broken_list(caplog):
+    rsvp()
+    broken = FormDefinition.objects.create(name="broken", title="Broken", description="x")
+    # Written around the admin's validation, as a data migration or the shell could.
+    FieldDefinition.objects.bulk_create(
+        [FieldDefinition(definition=broken, name="n", type="integer", min=5, max=1)]
+    )
+    assert [tool.name for tool in definition_tools()] == ["event_rsvp"]
+    assert "'broken' cannot be offered" in caplog.text
+
+
+def test_a_code_registered_tool_wins_a_name_clash():
+    rsvp(name="testapp_signup")
+    tool = default_server.tools.get("testapp_signup")
+    assert tool is not None
+    assert "Create an account" in tool.description
+
+
+# ---- running an admin-defined tool -----------------------------------------------------------------------
+
+
+def test_a_completed_flow_stores_exactly_one_submission():
+    definition = rsvp()
+    client = CoreClient(default_server)
+    first = client.call("event_rsvp", {"name": "Ada"})
+    schema = asked(first, "event_rsvp")["requestedSchema"]
+    assert list(schema["properties"]) == ["email", "attending", "guests", "diet"]
+    assert schema["properties"]["guests"]["default"] == 0
+    assert asked(first, "event_rsvp")["message"].startswith("Will you come?")
+    assert Submission.objects.count() == 0
+
+    answer = {"event_rsvp": accept(email="ada@example.com", attending="yes", guests=2, diet=["veg"])}
+    done = client.answer(first, "event_rsvp", {"name": "Ada"}, **answer)
+    submission = Submission.objects.get()
+    assert done["structuredContent"] == {
+        "submission": submission.pk,
+        "form": "event_rsvp",
+        "data": {"name": "Ada", "email": "ada@example.com", "attending": "yes", "guests": 2, "diet": ["veg"]},
+    }
+    assert submission.definition == definition
+    assert submission.data["guests"] == 2
+    assert submission.status == "new"
+
+    again = client.answer(first, "event_rsvp", {"name": "Ada"}, **answer)
+    assert again["isError"] is True
+    assert Submission.objects.count() == 1
+
+
+def test_a_state_minted_for_an_older_version_is_refused_with_a_clear_re_ask():
+    definition = rsvp()
+    client = CoreClient(default_server)
+    first = client.call("event_rsvp", {"name": "Ada"})
+    definition.title = "Summer party RSVP"
+    definition.save()
+    body = client.send(
+        "tools/call",
+        {
+            "name": "event_rsvp",
+            "arguments": {"name": "Ada"},
+            "requestState": first["requestState"],
+            "inputResponses": {"event_rsvp": accept(email="ada@example.com", attending="yes")},
+        },
+    )
+    assert Submission.objects.count() == 0
+    # Authentic but stale: not an error, a clear request to fill the changed form in again.
+    params = asked(body["result"], "event_rsvp")
+    assert params["message"].startswith("This form changed while it was being filled in")
+    assert "email" in params["requestedSchema"]["properties"]
+    done = client.answer(
+        body["result"],
+        "event_rsvp",
+        {"name": "Ada"},
+        event_rsvp=accept(email="ada@example.com", attending="yes"),
+    )
+    assert not done.get("isError"), done
+    assert Submission.objects.count() == 1
+
+
+def test_a_tampered_state_for_an_admin_defined_form_is_still_an_error():
+    rsvp()
+    client = CoreClient(default_server)
+    first = client.call("event_rsvp", {"name": "Ada"})
+    body = client.send(
+        "tools/call",
+        {
+            "name": "event_rsvp",
+            "arguments": {"name": "Bob"},
+            "requestState": first["requestState"],
+            "inputResponses": {},
+        },
+    )
+    assert body["error"]["code"] == -32602
+
+
+@override_settings(EMAIL_BACKEND="django.core.mail.backends.locmem.EmailBackend")
+def test_submissions_are_e_mailed_after_commit_when_asked(django_capture_on_commit_callbacks):
+    rsvp(email_to="events@example.com")
+    client = CoreClient(default_server)
+    with django_capture_on_commit_callbacks(execute=True):
+        client.call("event_rsvp", {"name": "Ada", "email": "ada@example.com", "attending": "no"})
+    (message,) = mail.outbox
+    assert message.to == ["events@example.com"]
+    assert message.subject.startswith("New submission #")
+    assert "attending: no" in message.body
+
+
+def test_password_values_are_never_stored_in_a_submission():
+    definition = FormDefinition.objects.create(name="login_check", title="Login", description="x")
+    FieldDefinition.objects.create(definition=definition, name="user", type="text", required=True)
+    FieldDefinition.objects.create(definition=definition, name="code", type="password")
+    result = CoreClient(default_server).call("login_check", {"user": "ada", "code": "hunter2"})
+    assert not result.get("isError"), result
+    assert Submission.objects.get().data == {"user": "ada"}
+    assert "hunter2" not in text(result)
+
+
+def test_a_permission_is_required_when_set():
+    rsvp(permission="mcpforms.add_submission")
+    result = CoreClient(default_server).call("event_rsvp", {})
+    assert result["isError"] is True
+    assert "mcpforms.add_submission" in text(result)
