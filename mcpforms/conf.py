@@ -25,6 +25,10 @@ DEFAULTS: dict[str, Any] = {
     "PAGE_SIZE": 100,
     # ttlMs of cacheable results (discover, lists, resource reads); 0 means "stale at once".
     "CACHE_TTL_MS": 60000,
+    # URL-mode elicitation (spec §7.3): seconds a link to the form page stays valid, and the absolute base
+    # of that link ("https://forms.example.com"), since an MCP request does not say where the site lives.
+    "URL_MODE_MAX_AGE": 900,
+    "BASE_URL": None,
 }
 
 

@@ -15,7 +15,7 @@ Nothing here writes: the flow only decides. Transport and tool plumbing stay wit
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from django import forms
@@ -24,6 +24,9 @@ from mcpforms.answers import MISSING, accepted_value, input_response, validate_w
 from mcpforms.fields import AutoFormField, fields_for_form
 from mcpforms.protocol.context import RequestContext
 from mcpforms.schema import OTHER_PATH_TYPES, form_input_request
+
+# Never asked in form mode nor in the App: only the URL-mode page collects these (spec §7.2, §7.3).
+PAGE_TYPES: frozenset[str] = frozenset({"password", "file"})
 
 Ask = Literal["missing", "always", "never"]
 ASK_MODES: tuple[str, ...] = ("missing", "always", "never")
@@ -60,12 +63,38 @@ class Asking:
 
 @dataclass(frozen=True)
 class Refused:
-    """End the call with ``text`` as an ``isError`` result: declined, cancelled, or not askable."""
+    """End the call with ``text`` as an ``isError`` result: declined, cancelled, or not askable.
+
+    ``errors`` are Django's messages per field, for a UI that shows them next to the fields.
+    """
 
     text: str
+    errors: Mapping[str, list[str]] = field(default_factory=dict)
 
 
-Outcome = Ready | Asking | Refused
+@dataclass(frozen=True)
+class NeedsPage:
+    """A password or file field is missing or invalid: only the URL-mode page can collect it (spec §7.3).
+
+    ``values`` are the non-secret values known so far, to prefill the page.
+    """
+
+    values: dict[str, Any]
+    fields: tuple[AutoFormField, ...]
+    problems: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Showing:
+    """Show the form UI of an MCP Apps host (spec §11.5), prefilled with ``values``; ``errors`` are Django's
+    messages for the values the model passed, shown next to their fields."""
+
+    fields: tuple[AutoFormField, ...]
+    values: dict[str, Any]
+    errors: dict[str, list[str]]
+
+
+Outcome = Ready | Asking | Refused | NeedsPage | Showing
 
 
 def _argument_values(arguments: Any, by_name: Mapping[str, AutoFormField]) -> dict[str, Any]:
@@ -84,6 +113,20 @@ def _argument_values(arguments: Any, by_name: Mapping[str, AutoFormField]) -> di
     return values
 
 
+def _answer_value(field: AutoFormField, raw: Any) -> Any:
+    """The user's answer for one field: normalised when the schema allows it, else kept as sent when it is
+    plain JSON, so the Django form can say what is wrong with it ("Enter a valid email address.") rather
+    than "This field is required."; MISSING for anything else."""
+    value = accepted_value(field, raw)
+    if value is not MISSING or raw is MISSING:
+        return value
+    if isinstance(raw, _SCALARS) or (
+        isinstance(raw, list) and all(isinstance(item, _SCALARS) for item in raw)
+    ):
+        return raw
+    return MISSING
+
+
 def _describe(errors: Mapping[str, list[str]], by_name: Mapping[str, AutoFormField]) -> list[str]:
     """One line per problem, naming the field the way the user sees it and the way the model passes it."""
     return [
@@ -99,8 +142,12 @@ def run(
     *,
     instance: Any = None,
     confirm_label: str = "the form",
+    app: bool = False,
 ) -> Outcome:
-    """Take one round of the flow for ``flow.form_class``."""
+    """Take one round of the flow for ``flow.form_class``.
+
+    With ``app`` the host renders the form UI: what is still needed is ``Showing`` rather than ``Asking``.
+    """
     kwargs = dict(flow.form_kwargs(ctx)) if flow.form_kwargs else {}
     if instance is not None:
         kwargs["instance"] = instance
@@ -138,32 +185,39 @@ def run(
             if field.name not in asked:
                 continue
             values.pop(field.name, None)
-            value = accepted_value(field, response.content.get(field.name, MISSING))
+            value = _answer_value(field, response.content.get(field.name, MISSING))
             if value is not MISSING:
                 values[field.name] = value
 
     outcome = validate_with_form(flow.form_class, values, **kwargs)
-    can_ask = ask != "never" and ctx.supports_elicitation("form")
+    can_ask = ask != "never" and (app or ctx.supports_elicitation("form"))
     # Without a way to ask, valid arguments are enough: the tool works as a plain tool.
     if outcome.is_valid and (answered or ask != "always" or not can_ask):
         return Ready(outcome.form)
 
     problems = _describe(outcome.errors, by_name)
-    unaskable = [
-        name for name in outcome.errors if name in by_name and by_name[name].type in OTHER_PATH_TYPES
-    ]
+    on_page = [name for name in outcome.errors if name in by_name and by_name[name].type in PAGE_TYPES]
+    if on_page and ask != "never":
+        return NeedsPage(values=values, fields=tuple(fields), problems=tuple(problems))
+    if app and can_ask:
+        # Only what the model passed is judged out loud: an empty form is not a list of errors.
+        judged = {name: messages for name, messages in outcome.errors.items() if name in given}
+        return Showing(fields=tuple(fields), values=values, errors=judged)
     if not can_ask:
         return Refused(
             f"Could not submit {confirm_label}; these fields are missing or invalid:\n- "
             + "\n- ".join(problems)
-            + "\nPass valid values as arguments, or ask the user for them."
+            + "\nPass valid values as arguments, or ask the user for them.",
+            errors=outcome.errors,
         )
+    unaskable = [
+        name for name in outcome.errors if name in by_name and by_name[name].type in OTHER_PATH_TYPES
+    ]
     if unaskable:
         kinds = ", ".join(f"{name} ({by_name[name].type})" for name in unaskable)
         return Refused(
             f"{confirm_label[:1].upper()}{confirm_label[1:]} needs {kinds}, which cannot be asked in a form "
-            "elicitation: a password or file needs URL-mode elicitation or the HTML form, and a hidden field "
-            "must be passed as an argument.\n- " + "\n- ".join(problems)
+            "elicitation: a hidden field must be passed as an argument.\n- " + "\n- ".join(problems)
         )
 
     to_ask = _fields_to_ask(ask, askable, outcome.errors, values, first_ask=not answered)

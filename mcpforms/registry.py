@@ -21,12 +21,13 @@ from django.db import DatabaseError, IntegrityError, models, transaction
 from django.utils.module_loading import autodiscover_modules
 from django.utils.text import camel_case_to_spaces
 
+from mcpforms import ui
 from mcpforms.fields import FormConversionError, _converter_for, fields_for_form
-from mcpforms.flow import ASK_MODES, Ask, Asking, FormFlow, Ready, Refused, run
-from mcpforms.output import error_result, tool_result
+from mcpforms.flow import ASK_MODES, Ask, Asking, FormFlow, NeedsPage, Ready, Refused, Showing, run
+from mcpforms.output import error_result, to_json, tool_result
 from mcpforms.protocol.context import RequestContext
 from mcpforms.protocol.errors import invalid_params
-from mcpforms.protocol.primitives import Prompt, PromptArgument, Tool
+from mcpforms.protocol.primitives import Prompt, PromptArgument, ResourceTemplate, Tool
 from mcpforms.protocol.server import Server, default_server
 from mcpforms.schema import OTHER_PATH_TYPES, property_schema
 
@@ -60,7 +61,12 @@ def _save_or_echo(request: RequestContext, form: forms.BaseForm) -> Any:
     method calls it; a plain form returns its cleaned data."""
     save = getattr(form, "save", None)
     if not callable(save):
-        return form.cleaned_data
+        # A password never goes back into a tool result, where the model and the host's logs would see it.
+        return {
+            name: value
+            for name, value in form.cleaned_data.items()
+            if not isinstance(form.fields[name].widget, forms.PasswordInput)
+        }
     saved = save()
     if isinstance(saved, models.Model):
         saved.refresh_from_db()  # report what the database stored (defaults, coercions), not what we sent
@@ -98,6 +104,7 @@ class FormTool:
     annotations: Mapping[str, Any] | None
     custom_handler: bool = False
     version: str | None = None
+    path: ui.Path = "auto"
 
     @property
     def flow(self) -> FormFlow:
@@ -145,6 +152,14 @@ class FormTool:
         return annotations
 
     @cached_property
+    def uses_app(self) -> bool:
+        """Whether MCP Apps hosts get the form UI: not for forms whose passwords or files only the URL-mode
+        page may collect, nor when the tool's path rules the App out."""
+        declared: dict[str, forms.Field] = getattr(self.form_class, "base_fields", {})
+        on_page = any(isinstance(f.widget, forms.PasswordInput | forms.FileInput) for f in declared.values())
+        return self.path == "auto" and not on_page
+
+    @cached_property
     def tool(self) -> Tool:
         return Tool(
             name=self.name,
@@ -154,8 +169,27 @@ class FormTool:
             handler=self.call,
             annotations=self.annotations if self.annotations is not None else self.default_annotations(),
             output_schema=self.output_schema,
+            meta=ui.tool_meta(self.name) if self.uses_app else None,
             state_version=None if self.version is None else lambda: self.version,
         )
+
+    @cached_property
+    def submit_tool(self) -> Tool:
+        """The app-only tool the form UI calls with the field values as arguments (spec §11.5)."""
+        return Tool(
+            name=ui.submit_name(self.name),
+            title=f"Submit {self.title}",
+            description=f"Submit the {self.title} form from its UI, with the field values as arguments.",
+            input_schema=self.input_schema(),
+            handler=self.submit,
+            annotations=self.annotations if self.annotations is not None else self.default_annotations(),
+            meta=ui.tool_meta(self.name, app_only=True),
+        )
+
+    @property
+    def tools(self) -> tuple[Tool, ...]:
+        """What ``tools/list`` shows for this form: the tool, and the submit tool of its UI if it has one."""
+        return (self.tool, self.submit_tool) if self.uses_app else (self.tool,)
 
     # Running -------------------------------------------------------------------------------------------
 
@@ -182,21 +216,111 @@ class FormTool:
             return f"{opts.app_label}.change_{opts.model_name}"
         return None
 
-    def call(self, ctx: RequestContext, arguments: dict[str, Any]) -> dict[str, Any]:
+    def permission_refusal(self, ctx: RequestContext) -> str | None:
+        """Why this request may not use the tool, or None."""
         permission = self._permission()
         user = ctx.user
         if permission and not (user is not None and user.has_perm(permission)):
-            return error_result(f"Permission denied: {self.name} needs the {permission!r} permission.")
+            return f"Permission denied: {self.name} needs the {permission!r} permission."
+        return None
+
+    def call(self, ctx: RequestContext, arguments: dict[str, Any]) -> dict[str, Any]:
+        """Run one round. The client's capabilities choose the path, per request: the form UI on an MCP Apps
+        host, else a form elicitation, else the missing-fields result; passwords and files (and URL-only
+        forms) go to the URL-mode page (spec §7.3, §11.5)."""
+        if refusal := self.permission_refusal(ctx):
+            return error_result(refusal)
         try:
             instance = self._instance(ctx, arguments)
         except _ToolRefusal as refusal:
             return error_result(str(refusal))
-        outcome = run(self.flow, ctx, arguments, instance=instance, confirm_label=f"the {self.title} form")
+        waiting = ui.pending_page(ctx)
+        if waiting is not None:
+            return ui.resume_page(ctx, waiting, form_tool=self)
+        if self.path == "url":
+            return ui.ask_page(ctx, form_tool=self, values=_given(arguments, self), problems=())
+        route = ui.choose_route(ctx, "auto" if self.uses_app else "form")
+        outcome = run(
+            self.flow,
+            ctx,
+            arguments,
+            instance=instance,
+            confirm_label=f"the {self.title} form",
+            app=route == "app",
+        )
         if isinstance(outcome, Asking):
             return outcome.result
         if isinstance(outcome, Refused):
             return error_result(outcome.text)
+        if isinstance(outcome, NeedsPage):
+            return ui.ask_page(ctx, form_tool=self, values=outcome.values, problems=outcome.problems)
+        if isinstance(outcome, Showing):
+            return self._show(outcome)
         return self._complete(ctx, outcome)
+
+    def _show(self, showing: Showing) -> dict[str, Any]:
+        result = ui.display_form(
+            list(showing.fields), self.name, title=self.title, submit=ui.submit_name(self.name)
+        )
+        # The UI prefills from these and shows the model's invalid values next to their fields.
+        result["structuredContent"] |= {"values": to_json(showing.values), "errors": showing.errors}
+        return result
+
+    def submit(self, ctx: RequestContext, arguments: dict[str, Any]) -> dict[str, Any]:
+        """The app-only submit tool: validate the UI's values with the form and run the handler once.
+
+        Errors come back as ``isError`` with Django's messages per field in ``structuredContent.errors``,
+        so the UI shows each next to its input (spec §11.5 step 4).
+        """
+        if refusal := self.permission_refusal(ctx):
+            return error_result(refusal)
+        try:
+            instance = self._instance(ctx, arguments)
+        except _ToolRefusal as refusal:
+            return error_result(str(refusal))
+        # The user filled the form themselves: nothing is asked, the values are judged as they are.
+        outcome = run(
+            replace(self.flow, ask="never"),
+            _silent(ctx),
+            arguments,
+            instance=instance,
+            confirm_label=f"the {self.title} form",
+        )
+        if isinstance(outcome, Ready):
+            return self._complete(ctx, outcome)
+        if isinstance(outcome, Refused):
+            result = error_result(outcome.text)
+            result["structuredContent"] = {"errors": dict(outcome.errors)}
+            return result
+        return error_result(f"The {self.title} form could not be submitted from its UI.")
+
+    def read_ui(self, ctx: RequestContext, uri: str) -> dict[str, Any]:
+        """The ``ui://`` resource: the form rendered by ``mcpforms/form.html`` as an MCP App (spec §11.3)."""
+        kwargs = dict(self.form_kwargs(ctx)) if self.form_kwargs else {}
+        html = ui.render_form(
+            self.form_class(**kwargs),
+            title=self.title,
+            description=self.message,
+            mode="app",
+            submit=ui.submit_name(self.name),
+        )
+        return ui.read_result(uri, html)
+
+    def page_form(
+        self, ctx: RequestContext, *, data: Any = None, files: Any = None, initial: Any = None
+    ) -> forms.BaseForm:
+        """The form of the URL-mode page, bound to the submitted ``data`` and ``files`` when given."""
+        kwargs = dict(self.form_kwargs(ctx)) if self.form_kwargs else {}
+        instance = self._instance(ctx, ctx.arguments)
+        if instance is not None:
+            kwargs["instance"] = instance
+        if data is None:
+            return self.form_class(initial=initial, **kwargs)
+        return self.form_class(data=data, files=files, **kwargs)
+
+    def run_handler(self, ctx: RequestContext, form: forms.BaseForm) -> dict[str, Any]:
+        """Run the handler on a valid form and return the CallToolResult (the URL-mode page's submission)."""
+        return tool_result(self.handler(ctx, form))
 
     def _complete(self, ctx: RequestContext, ready: Ready) -> dict[str, Any]:
         from mcpforms.models import CompletedFlow
@@ -216,6 +340,23 @@ class FormTool:
 
 class _ToolRefusal(Exception):
     pass
+
+
+def _silent(ctx: RequestContext) -> RequestContext:
+    """The context as it is, minus any way to ask: the flow then only judges the values it has."""
+    return replace(ctx, client_capabilities={}, input_responses=None, request_state=None)
+
+
+def _given(arguments: Any, form_tool: FormTool) -> dict[str, Any]:
+    known = {auto.name for auto in fields_for_form(form_tool.form_class) if auto.type not in ui.PAGE_TYPES}
+    return {k: v for k, v in arguments.items() if k in known} if isinstance(arguments, dict) else {}
+
+
+def find_form_tool(server: Server, name: str) -> FormTool | None:
+    """The FormTool behind the tool ``name`` of ``server``: registered in code or defined in the admin."""
+    tool = server.tools.get(name)
+    owner = getattr(tool.handler, "__self__", None) if tool is not None else None
+    return owner if isinstance(owner, FormTool) else None
 
 
 @dataclass(frozen=True)
@@ -251,6 +392,11 @@ class FormPrompt:
             return outcome.result
         if isinstance(outcome, Refused):
             raise invalid_params(outcome.text)
+        if isinstance(outcome, NeedsPage | Showing):
+            # A prompt has no retry that could pick up a page's outcome, and no UI.
+            raise invalid_params(
+                f"The {self.title} prompt needs a password or file, which prompts cannot take."
+            )
         data = ready_data(outcome)
         text = self.template(data) if callable(self.template) else self.template.format_map(data)
         return {
@@ -274,9 +420,29 @@ class Registry:
         self._generation = 0
         server.add_tool_source(self._tools, version=lambda: self._generation)
         server.add_prompt_source(self._prompts, version=lambda: self._generation)
+        # Spec §11.1/§11.3: advertise MCP Apps, and serve each form tool's UI, whether the tool was
+        # registered in code or defined in the admin (looked up when read, so both are found).
+        server.extensions.setdefault(ui.EXTENSION_ID, {})
+        server.add_resource_template(
+            ResourceTemplate(
+                uri_template=ui.URI_PREFIX + "{tool}",
+                name="mcpforms-form-ui",
+                title="Form UI",
+                description="The HTML form of a form tool, for MCP Apps hosts.",
+                mime_type=ui.MIME_TYPE,
+                handler=self._read_ui,
+                meta=ui.RESOURCE_META,
+            )
+        )
 
     def _tools(self) -> list[Tool]:
-        return [form_tool.tool for form_tool in self.tools.values()]
+        return [tool for form_tool in self.tools.values() for tool in form_tool.tools]
+
+    def _read_ui(self, ctx: RequestContext, uri: str, variables: dict[str, str]) -> dict[str, Any]:
+        form_tool = find_form_tool(self.server, variables["tool"])
+        if form_tool is None or not form_tool.uses_app:
+            raise invalid_params("Resource not found", {"uri": uri})
+        return form_tool.read_ui(ctx, uri)
 
     def _prompts(self) -> list[Prompt]:
         return [form_prompt.prompt for form_prompt in self.prompts.values()]
@@ -340,12 +506,17 @@ def form_tool(
     annotations: Mapping[str, Any] | None = None,
     handler: Handler | None = None,
     version: str | None = None,
+    path: ui.Path = "auto",
 ) -> FormTool:
     """Build (and check) the tool for ``form_class`` without registering it; ``register`` takes the same
     options. ``version`` names the form's current definition: a requestState minted for another is refused.
+    ``path`` chooses how the user fills the form: ``"auto"`` (the form UI on MCP Apps hosts, else a form
+    elicitation), ``"form"`` (never the UI) or ``"url"`` (always the URL-mode page).
     """
     if ask not in ASK_MODES:
         raise RegistrationError(f"ask={ask!r} is not one of {', '.join(ASK_MODES)}.")
+    if path not in ui.PATHS:
+        raise RegistrationError(f"path={path!r} is not one of {', '.join(ui.PATHS)}.")
     if update and not _is_model_form(form_class):
         raise RegistrationError(f"update=True needs a ModelForm; {form_class.__name__} is not one.")
     check_convertible(form_class)
@@ -370,6 +541,7 @@ def form_tool(
         annotations=annotations,
         custom_handler=handler is not None,
         version=version,
+        path=path,
     )
 
 
@@ -388,6 +560,7 @@ class ToolOptions(TypedDict, total=False):
     form_kwargs: Callable[[RequestContext], Mapping[str, Any]]
     output_schema: Mapping[str, Any]
     annotations: Mapping[str, Any]
+    path: ui.Path
 
 
 def register(
@@ -401,7 +574,7 @@ def register(
     Without a handler a ModelForm saves (``update=True`` changes the object named by ``lookup``) and any
     other form returns its cleaned data (or calls its ``save()``). The options are ``form_tool``'s: name,
     title, description, message, permission, ask, update, lookup, queryset, form_kwargs, output_schema,
-    annotations.
+    annotations, path.
     """
     registry = registry_for(server or default_server)
     built = form_tool(form_class, **options)

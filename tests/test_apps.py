@@ -25,6 +25,7 @@ def test_the_public_api_is_small_and_importable():
         "AutoFormField",
         "Option",
         "accepted_form_input",
+        "display_form",
         "fields_for_form",
         "fields_for_model",
         "form_input_request",
