@@ -226,7 +226,14 @@ def run(
             f"{confirm_label[:1].upper()}{confirm_label[1:]} has no field a form elicitation can ask."
         )
     asked_fields = [_with_default(field, values.get(field.name)) for field in to_ask]
-    message = flow.message if not problems else flow.message + "\nPlease correct:\n- " + "\n- ".join(problems)
+    # An empty required field is asked for, not "corrected": only values someone gave are judged out loud.
+    judged = {
+        name: messages for name, messages in outcome.errors.items() if name in values or name == NON_FIELD
+    }
+    corrections = _describe(judged, by_name)
+    message = (
+        flow.message if not corrections else f"{flow.message}\nPlease correct:\n- " + "\n- ".join(corrections)
+    )
     if ctx.stale_state:
         message = f"{STALE_NOTE}\n{message}"
     request_state = ctx.mint_state(fields=fields, answers=values, pending=[field.name for field in to_ask])
