@@ -10,6 +10,7 @@ code and the choice between a JSON body and an SSE stream. Everything else is ``
 
 from __future__ import annotations
 
+import logging
 import queue
 import threading
 from collections.abc import Iterator
@@ -23,10 +24,12 @@ from ninja import NinjaAPI
 
 from mcpforms.conf import conf
 from mcpforms.protocol.dispatch import Reply
-from mcpforms.protocol.errors import INVALID_REQUEST, ProtocolError
+from mcpforms.protocol.errors import INTERNAL_ERROR, INVALID_REQUEST, ProtocolError
 from mcpforms.protocol.jsonrpc import decode, encode, error_response
 from mcpforms.protocol.methods import INPUT_REQUIRED_METHODS
 from mcpforms.protocol.server import Server, default_server
+
+logger = logging.getLogger("mcpforms.api")
 
 JSON = "application/json"
 # Every verb is routed here so that each refusal still carries a JSON-RPC body (spec §9.4).
@@ -54,7 +57,10 @@ def _origin_allowed(request: HttpRequest, host: str) -> bool:
 
 def _wants_progress(payload: Any) -> bool:
     """A handler may stream progress only when the request carries a progressToken (spec §8.5)."""
-    if not isinstance(payload, dict) or payload.get("method") not in INPUT_REQUIRED_METHODS:
+    if not isinstance(payload, dict):
+        return False
+    method = payload.get("method")
+    if not (isinstance(method, str) and method in INPUT_REQUIRED_METHODS):
         return False
     params = payload.get("params")
     meta = params.get("_meta") if isinstance(params, dict) else None
@@ -99,7 +105,15 @@ def _with_progress(server: Server, payload: Any, headers: dict[str, str], user: 
 
 
 def serve(server: Server, request: HttpRequest) -> HttpResponseBase:
-    """Answer one HTTP request to the MCP endpoint of ``server``."""
+    """Answer one HTTP request to the MCP endpoint of ``server``; a bug here is -32603, never a 500."""
+    try:
+        return _serve(server, request)
+    except Exception:
+        logger.exception("The MCP endpoint failed")
+        return _json(Reply(200, error_response(None, ProtocolError(INTERNAL_ERROR, "Internal error"))))
+
+
+def _serve(server: Server, request: HttpRequest) -> HttpResponseBase:
     try:
         # get_host() is what enforces ALLOWED_HOSTS, the first defence against DNS rebinding (spec §8.6).
         host = request.get_host()

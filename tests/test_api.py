@@ -203,3 +203,11 @@ def test_an_error_with_a_token_is_json():
 
 def test_build_api_namespaces():
     assert build_api(server, namespace="another").urls[2] == "another"
+
+
+def test_a_bug_in_the_edge_is_an_internal_error_not_a_500(monkeypatch, caplog):
+    monkeypatch.setattr("mcpforms.api.decode", lambda body: 1 / 0)
+    response = post("tools/list")
+    assert response.status_code == 200
+    assert body_of(response)["error"] == {"code": -32603, "message": "Internal error"}
+    assert "ZeroDivisionError" in caplog.text

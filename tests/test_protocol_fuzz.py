@@ -1,0 +1,250 @@
+"""Fuzz the endpoint: whatever arrives, the answer is a JSON-RPC body (or 202), never a 500 or a traceback.
+
+The conformance fixtures serve as the tools under attack, so their handlers are fuzzed too: a -32603
+(a handler or core crash) fails the test just like a 500 would.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.http import HttpResponse, StreamingHttpResponse
+from django.http.response import HttpResponseBase
+from django.test import RequestFactory
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
+
+from mcpforms.api import serve
+from tests.conformance.fixtures import server
+
+VERSION = "2026-07-28"
+METHODS = [
+    "server/discover",
+    "tools/list",
+    "tools/call",
+    "prompts/list",
+    "prompts/get",
+    "resources/list",
+    "resources/read",
+    "resources/templates/list",
+    "completion/complete",
+    "subscriptions/listen",
+    "initialize",
+    "ping",
+    "notifications/cancelled",
+]
+# The progress tool sleeps between reports: fuzzing it would only make the run slow.
+TOOLS = [tool.name for tool in server.tools.all() if tool.name != "test_tool_with_progress"]
+NAMES = TOOLS + [prompt.name for prompt in server.prompts.all()] + ["", "nope"]
+URIS = ["test://static-text", "test://static-binary", "test://template/1/data", "test://nope", ""]
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=12),
+    lambda children: (
+        st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=8), children, max_size=3)
+    ),
+    max_leaves=12,
+)
+
+
+def mostly(valid: st.SearchStrategy[Any], invalid: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    """Valid four times in five: the deeper rungs are only reached past the shallow ones."""
+    return st.sampled_from([True, True, True, True, False]).flatmap(lambda ok: valid if ok else invalid)
+
+
+header_text = st.text(st.characters(min_codepoint=0x20, max_codepoint=0x7E), max_size=20)
+
+capabilities = st.one_of(
+    st.sampled_from([{}, {"elicitation": {}}, {"sampling": {}}, {"roots": {}}, {"elicitation": {"url": {}}}]),
+    json_values,
+)
+meta = st.one_of(
+    st.fixed_dictionaries(
+        {
+            "io.modelcontextprotocol/protocolVersion": st.sampled_from([VERSION, VERSION, "v999.0.0"])
+            | json_values,
+            "io.modelcontextprotocol/clientCapabilities": capabilities,
+        },
+        optional={
+            "io.modelcontextprotocol/clientInfo": json_values,
+            "io.modelcontextprotocol/logLevel": json_values,
+            "progressToken": st.none() | st.text(max_size=4) | st.integers(),
+        },
+    ),
+    json_values,
+)
+input_responses = st.one_of(
+    json_values,
+    st.dictionaries(
+        st.sampled_from(["user_name", "confirm", "step1", "step2", "capital_question", "client_roots", "x"]),
+        st.one_of(
+            json_values,
+            st.fixed_dictionaries(
+                {"action": st.sampled_from(["accept", "decline", "cancel", "maybe"])},
+                optional={
+                    "content": st.dictionaries(
+                        st.sampled_from(["name", "ok", "color", "context"]), json_values
+                    )
+                },
+            ),
+        ),
+        max_size=3,
+    ),
+)
+params = st.fixed_dictionaries(
+    {"_meta": meta},
+    optional={
+        "name": st.sampled_from(NAMES) | json_values,
+        "uri": st.sampled_from(URIS) | json_values,
+        "arguments": json_values,
+        "inputResponses": input_responses,
+        "requestState": st.text(max_size=30) | json_values,
+        "cursor": st.text(max_size=8) | json_values,
+        "ref": json_values,
+        "argument": json_values,
+    },
+)
+messages = st.fixed_dictionaries(
+    {
+        "jsonrpc": mostly(st.just("2.0"), json_values),
+        "method": mostly(st.sampled_from(METHODS), json_values),
+        "id": mostly(st.integers() | st.text(max_size=5), json_values),
+        "params": mostly(params, json_values),
+    },
+).map(lambda message: {key: value for key, value in message.items() if value is not None})
+bodies = mostly(
+    messages.map(lambda message: json.dumps(message).encode()),
+    json_values.map(lambda value: json.dumps(value).encode()) | st.binary(max_size=40),
+)
+
+
+@st.composite
+def headers(draw: st.DrawFn, body: bytes) -> dict[str, str]:
+    """Headers that mostly agree with the body, so the fuzzing reaches past the header rungs."""
+    try:
+        decoded = json.loads(body)
+    except ValueError:
+        decoded = None
+    message: dict[str, Any] = decoded if isinstance(decoded, dict) else {}
+    method = message.get("method")
+    body_params: dict[str, Any] = message["params"] if isinstance(message.get("params"), dict) else {}
+    name = body_params.get("name", body_params.get("uri"))
+    agreeing = {
+        "HTTP_MCP_PROTOCOL_VERSION": VERSION,
+        "HTTP_MCP_METHOD": method if isinstance(method, str) else "",
+        "HTTP_MCP_NAME": name if isinstance(name, str) else "",
+    }
+    chosen: dict[str, str] = {}
+    for key, value in agreeing.items():
+        kind = draw(st.sampled_from(["agree"] * 8 + ["random", "absent"]))
+        if kind == "agree" and value.isascii() and value.isprintable():
+            chosen[key] = value
+        elif kind == "random":
+            chosen[key] = draw(header_text)
+    if draw(st.integers(0, 9)) == 0:
+        chosen["HTTP_ORIGIN"] = draw(
+            st.sampled_from(["http://testserver", "http://evil.example.com"]) | header_text
+        )
+    return chosen
+
+
+def events_of(response: StreamingHttpResponse) -> list[Any]:
+    text = b"".join(response.streaming_content).decode()  # type: ignore[arg-type]
+    return [json.loads(frame.split("data: ", 1)[1]) for frame in text.split("\n\n") if frame]
+
+
+def assert_json_rpc(response: HttpResponseBase) -> None:
+    assert response.status_code in (200, 202, 400, 403, 404, 405), response.status_code
+    if response.status_code == 202:
+        event("HTTP 202")
+        assert isinstance(response, HttpResponse) and response.content == b""
+        return
+    if isinstance(response, StreamingHttpResponse):
+        *notifications, final = events_of(response)
+        assert all(event["method"] == "notifications/progress" for event in notifications)
+    else:
+        assert response["Content-Type"] == "application/json"
+        final = json.loads(response.content)  # type: ignore[attr-defined]
+    assert final["jsonrpc"] == "2.0" and "id" in final
+    assert ("result" in final) != ("error" in final)
+    event(
+        f"HTTP {response.status_code}: "
+        + (str(final["error"]["message"])[:60] if "error" in final else "result")
+    )
+    if "error" in final:
+        error = final["error"]
+        assert isinstance(error["code"], int) and isinstance(error["message"], str)
+        assert error["code"] != -32603, final  # a crash in the core or in a fixture handler
+        assert "Traceback" not in json.dumps(final)
+    else:
+        assert final["result"]["resultType"] in ("complete", "input_required")
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data(), body=bodies, verb=st.sampled_from(["POST"] * 9 + ["GET", "DELETE"]))
+def test_the_endpoint_always_answers_json_rpc(data: st.DataObject, body: bytes, verb: str) -> None:
+    extra: dict[str, Any] = data.draw(headers(body))
+    request = RequestFactory().generic(verb, "/mcp", body, content_type="application/json", **extra)
+    assert_json_rpc(serve(server, request))
+
+
+# Answers shaped like the real ones (elicitation, sampling, roots) with arbitrary content inside.
+answers = st.dictionaries(
+    st.sampled_from(
+        ["user_name", "confirm", "step1", "step2", "capital_question", "greeting", "client_roots"]
+    ),
+    st.one_of(
+        st.fixed_dictionaries(
+            {"action": st.sampled_from(["accept", "decline", "cancel"])},
+            optional={
+                "content": st.dictionaries(st.sampled_from(["name", "ok", "color", "context"]), json_values)
+            },
+        ),
+        st.fixed_dictionaries({"role": st.just("assistant"), "content": json_values}),
+        st.fixed_dictionaries({"roots": json_values}),
+    ),
+    max_size=3,
+)
+targets = st.one_of(
+    st.sampled_from(TOOLS).map(lambda name: ("tools/call", {"name": name})),
+    st.sampled_from([p.name for p in server.prompts.all()]).map(lambda name: ("prompts/get", {"name": name})),
+    st.sampled_from(URIS).map(lambda uri: ("resources/read", {"uri": uri})),
+)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    target=targets,
+    capabilities=st.sampled_from(
+        [
+            {"elicitation": {}, "sampling": {}, "roots": {}},
+            {"elicitation": {"form": {}}},
+            {"sampling": {}},
+            {},
+        ]
+    ),
+    arguments=st.none()
+    | st.dictionaries(st.sampled_from(["arg1", "arg2", "resourceUri", "x"]), st.text(max_size=5)),
+    responses=st.none() | answers | input_responses,
+    state=st.none() | st.text(max_size=30),
+)
+def test_handlers_survive_any_answer(
+    target: tuple[str, dict[str, Any]], capabilities: Any, arguments: Any, responses: Any, state: Any
+) -> None:
+    """Well-formed requests carrying arbitrary answers: a result or a -32602, never a crash."""
+    method, params = target
+    params = {**params, "_meta": {"io.modelcontextprotocol/protocolVersion": VERSION}}
+    params["_meta"]["io.modelcontextprotocol/clientCapabilities"] = capabilities
+    for key, value in (("arguments", arguments), ("inputResponses", responses), ("requestState", state)):
+        if value is not None:
+            params[key] = value
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+    name = params.get("name", params.get("uri"))
+    extra: dict[str, Any] = {
+        "HTTP_MCP_PROTOCOL_VERSION": VERSION,
+        "HTTP_MCP_METHOD": method,
+        "HTTP_MCP_NAME": name,
+    }
+    response = serve(server, RequestFactory().post("/mcp", body, content_type="application/json", **extra))
+    assert_json_rpc(response)
