@@ -153,3 +153,62 @@ def check_endpoint_settings(
             )
         )
     return messages
+
+
+# HTML forms: URL-mode elicitation (mcpforms.ui, mcpforms.views) -------------------------------------------
+
+_BASE_URL = re.compile(r"https?://[^/\s?#]+(/[^\s?#]*)?")
+
+
+@register()
+def check_url_mode_settings(
+    app_configs: Sequence[AppConfig] | None = None, **kwargs: Any
+) -> list[CheckMessage]:
+    """The link of a URL-mode elicitation: how long it lives and where it points (spec §7.3)."""
+    from urllib.parse import urlsplit
+
+    from django.urls import NoReverseMatch, reverse
+
+    configured = user_settings()
+    if not isinstance(configured, dict):
+        return []  # mcpforms.E001 already says so
+    messages: list[CheckMessage] = []
+    if "URL_MODE_MAX_AGE" in configured and not _is_positive_int(configured["URL_MODE_MAX_AGE"]):
+        messages.append(
+            Error(
+                "MCPFORMS['URL_MODE_MAX_AGE'] must be a positive integer of seconds, "
+                f"not {configured['URL_MODE_MAX_AGE']!r}.",
+                id="mcpforms.E201",
+            )
+        )
+    base = configured.get("BASE_URL")
+    if base is None:
+        return messages
+    if not (isinstance(base, str) and _BASE_URL.fullmatch(base)):
+        messages.append(
+            Error(
+                f"MCPFORMS['BASE_URL'] must be an absolute http(s) URL or None, not {base!r}.",
+                hint="The site's own address, such as 'https://forms.example.com', with no query string.",
+                id="mcpforms.E202",
+            )
+        )
+        return messages
+    if base.startswith("http://") and urlsplit(base).hostname not in ("localhost", "127.0.0.1", "::1"):
+        messages.append(
+            Warning(
+                f"MCPFORMS['BASE_URL'] is {base!r}: URL-mode links should use HTTPS outside development.",
+                hint="Serve the site over HTTPS and use an https:// BASE_URL (spec: URL-mode elicitation).",
+                id="mcpforms.W201",
+            )
+        )
+    try:
+        reverse("mcpforms_ui:page", args=["token"])
+    except NoReverseMatch:
+        messages.append(
+            Warning(
+                "MCPFORMS['BASE_URL'] is set but the URL-mode page is not in the URLconf.",
+                hint='Add path("mcpforms/", include("mcpforms.urls")) to your urls.',
+                id="mcpforms.W202",
+            )
+        )
+    return messages

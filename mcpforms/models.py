@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import uuid
 from datetime import timedelta
 from typing import Any
 
@@ -175,3 +176,31 @@ class Submission(models.Model):
         order = [field.name for field in self.definition.fields.all()] if self.definition else []
         keys = [key for key in order if key in self.data] + sorted(set(self.data) - set(order))
         return {key: self.data[key] for key in keys}
+
+
+# ---- URL mode ----
+
+
+class UrlElicitation(models.Model):
+    """A form handed to the user as a Django page through URL-mode elicitation (spec §7.3).
+
+    2026-07-28 has no elicitationId: the row's id travels in the signed requestState, and the page's own
+    signed token names it too. ``completed`` makes the page single-use; ``result`` is what the tool's retry
+    returns. Only values the model or the user already sent through the MCP call are stored: never the
+    passwords or files entered on the page.
+    """
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    tool = models.CharField(max_length=64)
+    principal = models.CharField(max_length=255)
+    arguments = models.JSONField(default=dict, blank=True)
+    values = models.JSONField(default=dict, blank=True)
+    created = models.DateTimeField(default=timezone.now, db_index=True)
+    completed = models.DateTimeField(null=True, blank=True)
+    result = models.JSONField(null=True, blank=True)
+
+    class Meta:
+        verbose_name = "URL-mode elicitation"
+
+    def __str__(self) -> str:
+        return f"{self.tool} ({self.pk})"

@@ -398,9 +398,9 @@ def ask_page(
         )
     token = dump_page_token(elicitation=str(elicitation.pk), tool=form_tool.name, principal=ctx.principal)
     try:
-        url = base.rstrip("/") + reverse("mcpforms:page", args=[token])
+        url = base.rstrip("/") + reverse("mcpforms_ui:page", args=[token])
     except NoReverseMatch:
-        logger.warning("URL-mode elicitation needs mcpforms.urls in the URLconf (namespace 'mcpforms')")
+        logger.warning("URL-mode elicitation needs mcpforms.urls in the URLconf (namespace 'mcpforms_ui')")
         return error_result(
             f"The {form_tool.title} form needs a web page, but this server does not serve it."
         )

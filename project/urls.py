@@ -1,5 +1,5 @@
 from django.contrib import admin
-from django.urls import path
+from django.urls import include, path
 
 import mcpforms.api
 from project.demo import views
@@ -8,4 +8,5 @@ urlpatterns = [
     path("", views.home, name="home"),
     path("admin/", admin.site.urls),
     path("mcp", mcpforms.api.urls),
+    path("mcpforms/", include("mcpforms.urls")),
 ]

@@ -81,3 +81,38 @@ def test_manage_py_check_fails_on_a_bad_setting(tmp_path):
     )
     assert result.returncode == 1
     assert "mcpforms.E002" in result.stderr
+
+
+# URL-mode elicitation ------------------------------------------------------------------------------------
+
+
+def url_mode_ids(**configured):
+    from mcpforms.checks import check_url_mode_settings
+
+    with override_settings(MCPFORMS=configured):
+        return ids(check_url_mode_settings())
+
+
+def test_url_mode_defaults_and_a_valid_configuration_pass():
+    assert url_mode_ids() == []
+    assert url_mode_ids(BASE_URL="https://forms.example.com", URL_MODE_MAX_AGE=60) == []
+    assert url_mode_ids(BASE_URL="http://localhost:8000/app") == []
+
+
+@pytest.mark.parametrize("value", [0, -5, "900", True, None])
+def test_e201_url_mode_max_age(value):
+    assert url_mode_ids(URL_MODE_MAX_AGE=value) == ["mcpforms.E201"]
+
+
+@pytest.mark.parametrize("value", ["forms.example.com", "ftp://example.com", "https://x.com/?a=1", 42, ""])
+def test_e202_base_url(value):
+    assert url_mode_ids(BASE_URL=value) == ["mcpforms.E202"]
+
+
+def test_w201_plain_http_outside_development():
+    assert url_mode_ids(BASE_URL="http://forms.example.com") == ["mcpforms.W201"]
+
+
+def test_w202_base_url_without_the_page_in_the_urlconf():
+    with override_settings(ROOT_URLCONF="tests.conformance.urls"):
+        assert url_mode_ids(BASE_URL="https://forms.example.com") == ["mcpforms.W202"]

@@ -1,0 +1,121 @@
+"""The URL-mode page: the form of a tool as an ordinary web form, reached through a signed link (spec §7.3).
+
+The link is single-use, expires after ``URL_MODE_MAX_AGE``, and is bound to the principal and the tool of
+the MCP call that asked for it: a signed-in principal must be the one who opens it (the spec's phishing
+defence). Submitting runs the form's own validation and the tool's handler once; the tool's retry then
+returns the stored outcome. Every failure is a friendly page, never a traceback.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from django.db import transaction
+from django.http import HttpRequest, HttpResponse
+from django.utils import timezone
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_http_methods
+
+from mcpforms import ui
+from mcpforms.models import UrlElicitation
+from mcpforms.protocol.context import RequestContext
+from mcpforms.protocol.server import default_server
+from mcpforms.registry import FormTool, find_form_tool
+from mcpforms.state import ANONYMOUS, principal_for
+
+logger = logging.getLogger(__name__)
+
+
+def _notice(request: HttpRequest, title: str, text: str, *, status: int) -> HttpResponse:
+    html = ui.render_form(None, title=title, mode="page", notice=text, request=request)
+    return HttpResponse(html, status=status)
+
+
+def _result_text(result: dict[str, object]) -> str:
+    blocks = result.get("content")
+    if not isinstance(blocks, list):
+        return ""
+    return "\n".join(
+        str(b.get("text", "")) for b in blocks if isinstance(b, dict) and b.get("type") == "text"
+    )
+
+
+@never_cache
+@require_http_methods(["GET", "POST"])
+def page(request: HttpRequest, token: str) -> HttpResponse:
+    try:
+        claim = ui.load_page_token(token)
+    except ui.InvalidPageToken as error:
+        logger.info("Refused a URL-mode link: %s", error.reason)
+        if error.expired:
+            return _notice(
+                request, "Link expired", "This link has expired. Ask your assistant again.", status=410
+            )
+        return _notice(request, "Invalid link", "This link is not valid.", status=400)
+    row = UrlElicitation.objects.filter(
+        pk=claim.elicitation, tool=claim.tool, principal=claim.principal
+    ).first()
+    form_tool = find_form_tool(default_server, claim.tool)
+    if row is None or form_tool is None:
+        return _notice(request, "Invalid link", "This link is no longer valid.", status=404)
+    if row.completed is not None:
+        return _notice(
+            request, form_tool.title, "This form was already submitted: the link works once.", status=410
+        )
+    # A link minted for a signed-in user only opens for that user; an anonymous endpoint binds nobody.
+    if row.principal != ANONYMOUS and principal_for(getattr(request, "user", None)) != row.principal:
+        return _notice(
+            request,
+            form_tool.title,
+            "This link belongs to another user: sign in as the user who asked.",
+            status=403,
+        )
+    ctx = RequestContext(
+        method="tools/call",
+        binding=form_tool.name,
+        arguments=row.arguments,
+        client_capabilities={},
+        meta={},
+        user=getattr(request, "user", None),
+        principal=row.principal,
+    )
+    if refusal := form_tool.permission_refusal(ctx):
+        return _notice(request, form_tool.title, refusal, status=403)
+    try:
+        if request.method == "POST":
+            return _submit(request, ctx, form_tool, row)
+        form = form_tool.page_form(ctx, initial=row.values)
+    except Exception:
+        logger.exception("The URL-mode page of %r failed", form_tool.name)
+        return _notice(request, form_tool.title, "Something went wrong; nothing was submitted.", status=500)
+    return HttpResponse(
+        ui.render_form(
+            form, title=form_tool.title, description=form_tool.message, mode="page", request=request
+        )
+    )
+
+
+def _submit(
+    request: HttpRequest, ctx: RequestContext, form_tool: FormTool, row: UrlElicitation
+) -> HttpResponse:
+    form = form_tool.page_form(ctx, data=request.POST, files=request.FILES)
+    if not form.is_valid():
+        html = ui.render_form(
+            form, title=form_tool.title, description=form_tool.message, mode="page", request=request
+        )
+        return HttpResponse(html, status=400)
+    with transaction.atomic():
+        # Single use: whoever claims the row first runs the handler; the claim rolls back if it fails.
+        claimed = UrlElicitation.objects.filter(pk=row.pk, completed__isnull=True).update(
+            completed=timezone.now()
+        )
+        if not claimed:
+            return _notice(
+                request, form_tool.title, "This form was already submitted: the link works once.", status=410
+            )
+        result = form_tool.run_handler(ctx, form)
+        UrlElicitation.objects.filter(pk=row.pk).update(result=result)
+    html = ui.render_form(
+        form, title=form_tool.title, mode="page", result=_result_text(result), request=request
+    )
+    return HttpResponse(html)

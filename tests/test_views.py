@@ -1,0 +1,287 @@
+"""URL-mode elicitation (spec §7.3) end to end through Django's test client: the MCP call hands out a link,
+the user fills the Django page, the tool's retry returns the outcome. Tokens: tamper, reuse, expiry."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterator
+from typing import Any
+from unittest import mock
+from urllib.parse import urlsplit
+
+import pytest
+from django import forms
+from django.contrib.auth.models import User
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import Client, override_settings
+
+from mcpforms.models import UrlElicitation
+from mcpforms.protocol.server import default_server
+from mcpforms.registry import register, registry_for
+from mcpforms.ui import dump_page_token
+from tests.core_client import CoreClient, text
+from tests.forms import SignupForm
+
+pytestmark = pytest.mark.django_db
+
+SECRET = "correct horse battery staple"
+URL_CAPABLE: dict[str, Any] = {"elicitation": {"form": {}, "url": {}}}
+SETTINGS = {"BASE_URL": "http://testserver"}
+received: list[dict[str, Any]] = []
+
+
+class VaultForm(forms.Form):
+    """Unlock a vault."""
+
+    username = forms.CharField()
+    password = forms.CharField(widget=forms.PasswordInput, min_length=8)
+
+
+class UploadForm(forms.Form):
+    title = forms.CharField()
+    attachment = forms.FileField()
+
+
+class LoginForm(forms.Form):
+    username = forms.CharField()
+    password = forms.CharField(widget=forms.PasswordInput)
+
+
+@pytest.fixture(autouse=True)
+def tools() -> Iterator[None]:
+    received.clear()
+
+    def unlock(request: Any, form: forms.BaseForm) -> str:
+        received.append(dict(form.cleaned_data))
+        return f"Vault unlocked for {form.cleaned_data['username']}."
+
+    def upload(request: Any, form: forms.BaseForm) -> dict[str, Any]:
+        attachment = form.cleaned_data["attachment"]
+        return {"title": form.cleaned_data["title"], "bytes": attachment.size, "name": attachment.name}
+
+    register(VaultForm, name="vault")(unlock)
+    register(UploadForm, name="upload")(upload)
+    register(LoginForm, name="login")  # the default handler: it echoes the cleaned data
+    register(SignupForm, name="signup_page", path="url")
+    with override_settings(MCPFORMS=SETTINGS):
+        yield
+    for name in ("vault", "upload", "login", "signup_page"):
+        registry_for(default_server).unregister(name)
+
+
+def mcp(user: Any = None, capabilities: dict[str, Any] | None = None) -> CoreClient:
+    return CoreClient(
+        default_server, capabilities=URL_CAPABLE if capabilities is None else capabilities, user=user
+    )
+
+
+def url_request(result: dict[str, Any], key: str) -> dict[str, Any]:
+    assert result["resultType"] == "input_required", result
+    request = result["inputRequests"][key]
+    assert request["method"] == "elicitation/create"
+    params: dict[str, Any] = request["params"]
+    assert params["mode"] == "url"
+    return params
+
+
+def page_path(result: dict[str, Any], key: str) -> str:
+    url: str = url_request(result, key)["url"]
+    assert url.startswith("http://testserver/mcpforms/fill/")
+    return urlsplit(url).path
+
+
+def retry(
+    client: CoreClient, name: str, arguments: dict[str, Any], first: dict[str, Any], action: str = "accept"
+):
+    return client.call(
+        name, arguments, inputResponses={name: {"action": action}}, requestState=first["requestState"]
+    )
+
+
+def test_a_password_form_goes_through_the_page_and_the_retry_returns_the_outcome(caplog):
+    caplog.set_level(logging.DEBUG)
+    client = mcp()
+    first = client.call("vault", {"username": "ada"})
+    params = url_request(first, "vault")
+    assert "a password" in params["message"]
+
+    browser = Client()
+    path = page_path(first, "vault")
+    page = browser.get(path)
+    assert page.status_code == 200
+    html = page.content.decode()
+    assert 'name="username" value="ada"' in html  # prefilled with what the model passed
+    assert 'type="password"' in html and "csrfmiddlewaretoken" in html
+
+    # Not completed yet: the retry asks again, with a link to the same page.
+    again = retry(client, "vault", {"username": "ada"}, first)
+    assert page_path(again, "vault").startswith("/mcpforms/fill/")
+    assert UrlElicitation.objects.count() == 1
+
+    short = browser.post(path, {"username": "ada", "password": "short"})
+    assert short.status_code == 400
+    html = short.content.decode()
+    assert 'aria-describedby="id_password_error"' in html
+    assert 'id="id_password_error" role="alert"><p>Ensure this value has at least 8 characters' in html
+    assert received == []
+
+    done = browser.post(path, {"username": "ada", "password": SECRET})
+    assert done.status_code == 200
+    assert "Submitted." in done.content.decode()
+    assert received == [{"username": "ada", "password": SECRET}]
+
+    final = retry(client, "vault", {"username": "ada"}, first)
+    assert final["resultType"] == "complete"
+    assert text(final) == "Vault unlocked for ada."
+    assert received == [{"username": "ada", "password": SECRET}]  # the retry did not run the handler again
+
+    # The secret never reached the MCP side: not in any result, state, stored row nor log line.
+    for wire in (first, again, final):
+        assert SECRET not in str(wire)
+    assert SECRET not in str(list(UrlElicitation.objects.values()))
+    assert SECRET not in caplog.text
+
+
+def test_the_link_works_once():
+    first = mcp().call("vault", {"username": "ada"})
+    path = page_path(first, "vault")
+    browser = Client()
+    assert browser.post(path, {"username": "ada", "password": SECRET}).status_code == 200
+    reused = browser.post(path, {"username": "eve", "password": "other password"})
+    assert reused.status_code == 410
+    assert "already submitted" in reused.content.decode()
+    assert browser.get(path).status_code == 410
+    assert received == [{"username": "ada", "password": SECRET}]
+
+
+def test_a_tampered_link_is_refused():
+    path = page_path(mcp().call("vault", {}), "vault")
+    token = path.rstrip("/").rsplit("/", 1)[1]
+    tampered = path.replace(token, token[:-2] + ("AA" if not token.endswith("AA") else "BB"))
+    response = Client().get(tampered)
+    assert response.status_code == 400
+    assert "This link is not valid." in response.content.decode()
+    assert Client().get("/mcpforms/fill/not-a-token/").status_code == 400
+
+
+def test_a_token_for_another_tool_is_refused():
+    first = mcp().call("vault", {})
+    row = UrlElicitation.objects.get()
+    forged = dump_page_token(elicitation=str(row.pk), tool="upload", principal=row.principal)
+    assert Client().get(f"/mcpforms/fill/{forged}/").status_code == 404
+    assert Client().get(page_path(first, "vault")).status_code == 200
+
+
+def test_an_expired_link_is_refused():
+    path = page_path(mcp().call("vault", {}), "vault")
+    later = time.time() + 901
+    with mock.patch("django.core.signing.time.time", return_value=later):
+        response = Client().get(path)
+    assert response.status_code == 410
+    assert "expired" in response.content.decode()
+    longer = override_settings(MCPFORMS={**SETTINGS, "URL_MODE_MAX_AGE": 2000})
+    with longer, mock.patch("django.core.signing.time.time", return_value=later):
+        assert Client().get(path).status_code == 200
+
+
+def test_the_link_is_bound_to_the_principal():
+    ada = User.objects.create_user("ada")
+    eve = User.objects.create_user("eve")
+    path = page_path(mcp(user=ada).call("vault", {}), "vault")
+    assert Client().get(path).status_code == 403  # anonymous
+    browser = Client()
+    browser.force_login(eve)
+    response = browser.get(path)
+    assert response.status_code == 403
+    assert "belongs to another user" in response.content.decode()
+    browser.force_login(ada)
+    assert browser.get(path).status_code == 200
+
+
+def test_a_retry_by_another_principal_cannot_read_the_outcome():
+    ada = User.objects.create_user("ada")
+    first = mcp(user=ada).call("vault", {"username": "ada"})
+    browser = Client()
+    browser.force_login(ada)
+    browser.post(page_path(first, "vault"), {"username": "ada", "password": SECRET})
+    body = mcp().send(
+        "tools/call",
+        {
+            "name": "vault",
+            "arguments": {"username": "ada"},
+            "inputResponses": {"vault": {"action": "accept"}},
+            "requestState": first["requestState"],
+        },
+    )
+    assert body["error"]["code"] == -32602  # the requestState is bound to ada
+
+
+def test_a_file_upload_on_the_page():
+    client = mcp()
+    first = client.call("upload", {"title": "Report"})
+    assert "a file" in url_request(first, "upload")["message"]
+    path = page_path(first, "upload")
+    page = Client().get(path).content.decode()
+    assert 'enctype="multipart/form-data"' in page and 'type="file"' in page
+    upload = SimpleUploadedFile("report.txt", b"hello world")
+    assert Client().post(path, {"title": "Report", "attachment": upload}).status_code == 200
+    final = retry(client, "upload", {"title": "Report"}, first)
+    assert final["structuredContent"] == {"title": "Report", "bytes": 11, "name": "report.txt"}
+
+
+def test_a_url_only_form_always_uses_the_page():
+    client = mcp()
+    first = client.call("signup_page", {"email": "ada@example.com", "plan": "pro"})
+    path = page_path(first, "signup_page")
+    invalid = Client().post(path, {"email": "ada@example.invalid", "plan": "pro"})
+    assert invalid.status_code == 400
+    assert "That domain does not receive mail." in invalid.content.decode()
+    assert Client().post(path, {"email": "ada@example.com", "plan": "pro"}).status_code == 200
+    final = retry(client, "signup_page", {"email": "ada@example.com", "plan": "pro"}, first)
+    assert final["structuredContent"]["email"] == "ada@example.com"
+
+
+def test_the_default_handler_never_echoes_a_password():
+    client = mcp()
+    first = client.call("login", {"username": "ada"})
+    Client().post(page_path(first, "login"), {"username": "ada", "password": SECRET})
+    final = retry(client, "login", {"username": "ada"}, first)
+    assert final["structuredContent"] == {"username": "ada"}
+    assert SECRET not in str(final)
+
+
+def test_declining_the_page_ends_the_call():
+    client = mcp()
+    first = client.call("vault", {})
+    result = retry(client, "vault", {}, first, action="decline")
+    assert result["isError"] is True
+    assert "declined" in text(result)
+
+
+def test_without_url_mode_the_tool_says_what_it_needs():
+    result = mcp(capabilities={"elicitation": {"form": {}}}).call("vault", {"username": "ada"})
+    assert result["isError"] is True
+    assert "does not support URL-mode elicitation" in text(result)
+    assert "elicitation.url" in text(result)
+    assert UrlElicitation.objects.count() == 0
+
+
+def test_without_a_base_url_the_tool_says_so():
+    with override_settings(MCPFORMS={}):
+        result = mcp().call("vault", {})
+    assert result["isError"] is True
+    assert "no address" in text(result)
+
+
+def test_a_password_from_the_model_is_never_stored():
+    first = mcp().call("vault", {"username": "ada", "password": SECRET})
+    url_request(first, "vault")
+    assert SECRET not in str(first)
+    assert SECRET not in str(list(UrlElicitation.objects.values()))
+
+
+def test_a_page_whose_tool_is_gone_is_refused():
+    path = page_path(mcp().call("vault", {}), "vault")
+    registry_for(default_server).unregister("vault")
+    assert Client().get(path).status_code == 404
