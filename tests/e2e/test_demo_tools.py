@@ -5,7 +5,9 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -110,3 +112,47 @@ def test_the_typescript_client_completes_both_demo_tools(demo):
     ]
     assert report["asked"][0].startswith("Create your account")
     assert report["asked"][1].startswith("Open a support ticket")
+
+
+# ---- the README's walkthrough, run as written ------------------------------------------------------------
+
+README = ROOT / "README.md"
+README_URL = "http://127.0.0.1:8000/mcp"
+
+
+def readme_example(fence: str, marker: str) -> tuple[str, str]:
+    """The README block of ``fence`` language containing ``marker``, and the ```text block after it."""
+    found = re.search(
+        rf"```{fence}\n((?:(?!```).)*{re.escape(marker)}.*?)```\s*```text\n(.*?)```",
+        README.read_text(),
+        re.DOTALL,
+    )
+    assert found, f"the README lost its {marker!r} example"
+    return found[1], found[2]
+
+
+def matches(output: str, expected: str) -> bool:
+    # The README shows one run: ids and timestamps differ from run to run.
+    pattern = re.escape(expected.strip()).replace(r"'pk':\ 3", r"'pk':\ \d+").replace(r"'\.\.\.'", r"'[^']+'")
+    return re.fullmatch(pattern, output.strip()) is not None
+
+
+def test_the_readme_python_walkthrough_prints_what_the_readme_shows(demo, tmp_path):
+    code, expected = readme_example("python", "from mcp import Client")
+    script = tmp_path / "walkthrough.py"
+    script.write_text(code.replace(README_URL, demo.url))
+    run = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert run.returncode == 0, run.stderr
+    assert matches(run.stdout, expected), run.stdout
+
+
+def test_the_readme_fastmcp_call_prints_what_the_readme_shows(demo):
+    command, expected = readme_example("sh", "fastmcp call")
+    command = command.replace(README_URL, demo.url)
+    run = subprocess.run(
+        ["bash", "-c", command], cwd=ROOT, capture_output=True, text=True, timeout=60, check=False
+    )
+    assert run.returncode == 0, run.stderr
+    assert matches(run.stdout, expected), run.stdout
