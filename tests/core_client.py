@@ -3,9 +3,15 @@
 from __future__ import annotations
 
 import itertools
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.contrib.auth.models import AnonymousUser
+from django.http import HttpResponse
+from django.test import RequestFactory
+
+from mcpforms.api import serve
 from mcpforms.protocol.server import Server
 
 ELICITATION: dict[str, Any] = {"elicitation": {"form": {}}}
@@ -16,6 +22,7 @@ class CoreClient:
     server: Server
     capabilities: dict[str, Any] = field(default_factory=lambda: dict(ELICITATION))
     user: Any = None
+    over_http: bool = False
     _ids: itertools.count[int] = field(default_factory=itertools.count)
 
     def send(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -30,9 +37,27 @@ class CoreClient:
             "method": method,
             "params": {**(params or {}), "_meta": meta},
         }
+        if self.over_http:
+            return self._post(payload)
         reply = self.server.handle(payload, headers=None, user=self.user)
         assert isinstance(reply.body, dict)
         return reply.body
+
+    def _post(self, payload: dict[str, Any]) -> dict[str, Any]:
+        """Through the Streamable HTTP edge, with the headers a 2026-07-28 client sends (spec §8.2)."""
+        headers = {"HTTP_MCP_PROTOCOL_VERSION": "2026-07-28", "HTTP_MCP_METHOD": payload["method"]}
+        target = payload["params"].get("name", payload["params"].get("uri"))
+        if isinstance(target, str):
+            headers["HTTP_MCP_NAME"] = target
+        request = RequestFactory().post(
+            "/mcp", json.dumps(payload), content_type="application/json", **headers
+        )
+        request.user = self.user if self.user is not None else AnonymousUser()
+        response = serve(self.server, request)
+        assert isinstance(response, HttpResponse), response
+        assert response["Content-Type"] == "application/json"
+        body: dict[str, Any] = json.loads(response.content)
+        return body
 
     def result(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
         body = self.send(method, params)

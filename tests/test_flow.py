@@ -61,9 +61,15 @@ def server(runs) -> Server:
     return server
 
 
+@pytest.fixture(params=["core", "http"])
+def over_http(request) -> bool:
+    """Every flow test runs twice: against the protocol core, and through the Streamable HTTP edge."""
+    return bool(request.param == "http")
+
+
 @pytest.fixture
-def client(server) -> CoreClient:
-    return CoreClient(server)
+def client(server, over_http) -> CoreClient:
+    return CoreClient(server, over_http=over_http)
 
 
 def assert_wire_valid(result: dict[str, Any]) -> None:
@@ -191,11 +197,11 @@ def test_a_state_minted_for_another_tool_or_other_arguments_is_refused(client, r
     assert runs == []
 
 
-def test_a_state_minted_for_another_user_is_refused(server, runs):
+def test_a_state_minted_for_another_user_is_refused(server, runs, over_http):
     ada = User.objects.create(username="ada")
     bob = User.objects.create(username="bob")
-    first = CoreClient(server, user=ada).call("signup", {})
-    body = CoreClient(server, user=bob).send(
+    first = CoreClient(server, user=ada, over_http=over_http).call("signup", {})
+    body = CoreClient(server, user=bob, over_http=over_http).send(
         "tools/call",
         {
             "name": "signup",
@@ -269,15 +275,17 @@ def test_ask_never_behaves_like_a_plain_tool(client, runs):
 # ---- clients without elicitation -------------------------------------------------------------------------
 
 
-def test_without_elicitation_valid_arguments_still_run(server, runs):
-    client = CoreClient(server, capabilities={})
+def test_without_elicitation_valid_arguments_still_run(server, runs, over_http):
+    client = CoreClient(server, capabilities={}, over_http=over_http)
     assert not client.call("signup", {"email": "ada@example.com", "plan": "pro"}).get("isError")
     assert not client.call("confirm_signup", {"email": "ada@example.com", "plan": "pro"}).get("isError")
     assert len(runs) == 2
 
 
-def test_without_elicitation_missing_fields_are_listed_for_the_model(server, runs):
-    result = CoreClient(server, capabilities={"sampling": {}}).call("signup", {"email": "nope", "age": 5})
+def test_without_elicitation_missing_fields_are_listed_for_the_model(server, runs, over_http):
+    result = CoreClient(server, capabilities={"sampling": {}}, over_http=over_http).call(
+        "signup", {"email": "nope", "age": 5}
+    )
     assert result["isError"] is True
     message = text(result)
     assert "Email (email): Enter a valid email address." in message
@@ -289,9 +297,9 @@ def test_without_elicitation_missing_fields_are_listed_for_the_model(server, run
 # ---- ModelForms -----------------------------------------------------------------------------------------
 
 
-def test_model_form_create_saves_once_and_returns_the_object():
+def test_model_form_create_saves_once_and_returns_the_object(over_http):
     red = Colour.objects.create(name="Red", code="#f00")
-    client = CoreClient(_gadget_server())
+    client = CoreClient(_gadget_server(), over_http=over_http)
     first = client.call("add_gadget", {"name": "Lamp"})
     schema = asked(first, "add_gadget")["requestedSchema"]
     assert schema["properties"]["colour"]["oneOf"] == [{"const": str(red.pk), "title": "Red"}]
@@ -316,22 +324,27 @@ def test_model_form_create_saves_once_and_returns_the_object():
     }
 
 
-def test_model_form_uniqueness_is_re_asked():
+def test_model_form_uniqueness_is_re_asked(over_http):
     Gadget.objects.create(name="Lamp", slug="lamp")
-    client = CoreClient(_gadget_server())
+    client = CoreClient(_gadget_server(), over_http=over_http)
     first = client.call("add_gadget", {"name": "Lamp", "slug": "lamp2", "stock": 1})
     params = asked(first, "add_gadget")
     assert "Name (name): Gadget with this Name already exists." in params["message"]
     assert Gadget.objects.count() == 1
 
 
-def test_model_form_update_needs_permission_and_asks_with_current_values():
+def test_model_form_update_needs_permission_and_asks_with_current_values(over_http):
     lamp = Gadget.objects.create(name="Lamp", slug="lamp", stock=3)
     server = _gadget_server()
-    assert CoreClient(server, user=AnonymousUser()).call("edit_gadget", {"pk": lamp.pk})["isError"] is True
+    assert (
+        CoreClient(server, user=AnonymousUser(), over_http=over_http).call("edit_gadget", {"pk": lamp.pk})[
+            "isError"
+        ]
+        is True
+    )
     editor = User.objects.create(username="editor")
     editor.user_permissions.add(Permission.objects.get(codename="change_gadget"))
-    client = CoreClient(server, user=User.objects.get(pk=editor.pk))
+    client = CoreClient(server, user=User.objects.get(pk=editor.pk), over_http=over_http)
 
     assert "No gadget with pk 999" in text(client.call("edit_gadget", {"pk": 999}))
     assert "Pass the pk" in text(client.call("edit_gadget", {}))
@@ -392,9 +405,10 @@ def test_a_declined_prompt_is_an_error(client):
     assert "declined" in body["error"]["message"]
 
 
-def test_model_form_update_without_changes_shows_the_whole_form_with_current_values():
+def test_model_form_update_without_changes_shows_the_whole_form_with_current_values(over_http):
     lamp = Gadget.objects.create(name="Lamp", slug="lamp", stock=3)
-    client = CoreClient(_gadget_server(), user=User.objects.create(username="root", is_superuser=True))
+    root = User.objects.create(username="root", is_superuser=True)
+    client = CoreClient(_gadget_server(), user=root, over_http=over_http)
     first = client.call("edit_gadget", {"pk": lamp.pk})
     schema = asked(first, "edit_gadget")["requestedSchema"]
     assert {name: prop.get("default") for name, prop in schema["properties"].items()} == {
