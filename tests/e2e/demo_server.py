@@ -20,6 +20,15 @@ ROOT = Path(__file__).resolve().parents[2]
 class DemoServer:
     url: str
     database: Path
+    env: dict[str, str]
+
+    def manage(self, *arguments: str) -> str:
+        """Run a management command against the same database, in another process."""
+        run = subprocess.run(
+            [sys.executable, "manage.py", *arguments], cwd=ROOT, env=self.env, capture_output=True, text=True
+        )
+        assert run.returncode == 0, run.stderr
+        return run.stdout
 
     def rows(self, sql: str, *params: object) -> list[tuple[object, ...]]:
         """Read the demo database directly: what the server stored, not what it said."""
@@ -53,7 +62,7 @@ def demo_server(directory: Path) -> Iterator[DemoServer]:
     )
     try:
         wait_until_listening(port, server)
-        yield DemoServer(f"http://127.0.0.1:{port}/mcp", database)
+        yield DemoServer(f"http://127.0.0.1:{port}/mcp", database, env)
     finally:
         server.terminate()
         try:

@@ -156,3 +156,19 @@ def test_the_readme_fastmcp_call_prints_what_the_readme_shows(demo):
     )
     assert run.returncode == 0, run.stderr
     assert matches(run.stdout, expected), run.stdout
+
+
+def test_an_edit_made_by_another_process_shows_in_tools_list_at_once(demo):
+    async def listed() -> dict[str, str]:
+        async with Client(demo.url, mode="2026-07-28", cache=None) as client:
+            return {tool.name: tool.description or "" for tool in (await client.list_tools()).tools}
+
+    def edit(code: str) -> None:
+        # Another process, as an admin user's request would be: the server was not told anything.
+        demo.manage("shell", "-c", "from mcpforms.models import FormDefinition as F\n" + code)
+
+    assert "feedback" in asyncio.run(listed())
+    edit("f = F.objects.get(name='feedback'); f.enabled = False; f.save()")
+    assert "feedback" not in asyncio.run(listed())
+    edit("f = F.objects.get(name='feedback'); f.enabled = True; f.description = 'Rate us.'; f.save()")
+    assert asyncio.run(listed())["feedback"].startswith("Rate us.")
