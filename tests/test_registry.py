@@ -110,3 +110,16 @@ def test_e101_a_registered_form_that_fails_to_convert_at_runtime():
     finally:
         registry_for(default_server).unregister("shifty")
     assert default_server.tools.get("shifty") is None
+
+
+def test_an_output_schema_is_declared_with_the_tool():
+    server = Server()
+    schema = {"type": "object", "properties": {"email": {"type": "string"}}, "required": ["email"]}
+
+    @register(SignupForm, output_schema=schema, server=server)
+    def signup(request, form):
+        return {"email": form.cleaned_data["email"]}
+
+    tool = server.tools.get("signup")
+    assert tool is not None
+    assert tool.entry["outputSchema"] == schema
