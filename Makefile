@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 NPM_STAMP := node_modules/.installed
 PG_URL ?= postgres://postgres@127.0.0.1:5432/test
 
-.PHONY: run test lint types pytest pytest-sqlite pytest-postgres conformance clean
+.PHONY: run test lint types pytest pytest-sqlite pytest-postgres conformance chromium clean
 
 # The virtualenv is rebuilt whenever pyproject.toml changes, so a fresh clone needs nothing installed by hand.
 # pip learned dependency groups (PEP 735) in 25.1, hence the upgrade first.
@@ -23,6 +23,13 @@ $(STAMP): pyproject.toml
 $(NPM_STAMP): package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
 	touch $(NPM_STAMP)
+
+# The browser tests (tests/e2e/test_browser.py) drive Debian's chromium through playwright-core, never a
+# browser a tool downloads itself; it is installed only when missing.
+chromium:
+	@if [ ! -x /usr/bin/chromium ]; then \
+		apt-get update && apt-get install -y chromium; \
+	fi
 
 run: $(STAMP)
 	$(BIN)/python manage.py migrate --noinput
@@ -43,11 +50,11 @@ pytest: pytest-sqlite pytest-postgres
 	$(BIN)/coverage combine --quiet
 	$(BIN)/coverage report
 
-pytest-sqlite: $(STAMP) $(NPM_STAMP)
+pytest-sqlite: $(STAMP) $(NPM_STAMP) chromium
 	rm -f .coverage .coverage.*
 	$(BIN)/coverage run --parallel-mode -m pytest -q
 
-pytest-postgres: $(STAMP) $(NPM_STAMP)
+pytest-postgres: $(STAMP) $(NPM_STAMP) chromium
 	@if $(BIN)/python -c "import socket; socket.create_connection(('127.0.0.1', 5432), 1)" 2>/dev/null; then \
 		DATABASE_URL=$(PG_URL) $(BIN)/coverage run --parallel-mode -m pytest -q; \
 	else \
