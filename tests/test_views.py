@@ -285,3 +285,33 @@ def test_a_page_whose_tool_is_gone_is_refused():
     path = page_path(mcp().call("vault", {}), "vault")
     registry_for(default_server).unregister("vault")
     assert Client().get(path).status_code == 404
+
+
+def test_a_failing_handler_is_a_friendly_page_and_the_link_stays_usable(caplog):
+    calls: list[str] = []
+
+    class Flaky(forms.Form):
+        password = forms.CharField(widget=forms.PasswordInput)
+
+    @register(Flaky, name="flaky")
+    def flaky(request: Any, form: forms.BaseForm) -> str:
+        calls.append("run")
+        if len(calls) == 1:
+            raise RuntimeError("the backend is down")
+        return "Done."
+
+    try:
+        client = mcp()
+        first = client.call("flaky", {})
+        path = page_path(first, "flaky")
+        failed = Client(raise_request_exception=False).post(path, {"password": SECRET})
+        assert failed.status_code == 500
+        html = failed.content.decode()
+        assert "Something went wrong; nothing was submitted." in html
+        assert "Traceback" not in html and "the backend is down" not in html
+        assert url_request(retry(client, "flaky", {}, first), "flaky")  # not done: asked again
+        assert Client().post(path, {"password": SECRET}).status_code == 200  # the claim was rolled back
+        assert text(retry(client, "flaky", {}, first)) == "Done."
+        assert SECRET not in caplog.text
+    finally:
+        registry_for(default_server).unregister("flaky")
