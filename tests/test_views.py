@@ -315,3 +315,20 @@ def test_a_failing_handler_is_a_friendly_page_and_the_link_stays_usable(caplog):
         assert SECRET not in caplog.text
     finally:
         registry_for(default_server).unregister("flaky")
+
+
+def test_a_retry_after_the_page_row_is_gone_says_to_start_over():
+    client = mcp()
+    first = client.call("vault", {})
+    UrlElicitation.objects.all().delete()
+    result = retry(client, "vault", {}, first)
+    assert result["isError"] is True
+    assert "call the tool again" in text(result)
+
+
+def test_without_the_page_in_the_urlconf_the_tool_says_so(caplog):
+    with override_settings(ROOT_URLCONF="tests.conformance.urls"):
+        result = mcp().call("vault", {})
+    assert result["isError"] is True
+    assert "does not serve it" in text(result)
+    assert "mcpforms.urls" in caplog.text
