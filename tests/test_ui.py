@@ -344,3 +344,22 @@ def test_fields_match_between_paths_for_a_registered_form(server):
     names = [field.name for field in fields_for_form(SignupForm)]
     html = CoreClient(server).result("resources/read", {"uri": "ui://mcpforms/signup"})["contents"][0]["text"]
     assert list(parse(html).controls) == names
+
+
+def test_help_text_and_error_both_describe_the_input():
+    class Helped(forms.Form):
+        nick = forms.CharField(help_text="What friends call you")
+
+    page = parse(html := render_form(Helped(), title="Nick", mode="app"))
+    assert page.controls["nick"]["aria-describedby"] == "id_nick_helptext id_nick_error"
+    assert '<p class="help" id="id_nick_helptext">What friends call you</p>' in html
+
+
+def test_a_prompt_cannot_take_a_password():
+    from mcpforms.registry import register_prompt
+
+    server = Server()
+    register_prompt(LoginForm, template="{username}", server=server)
+    body = CoreClient(server).send("prompts/get", {"name": "login", "arguments": {"username": "ada"}})
+    assert body["error"]["code"] == -32602
+    assert "password or file" in body["error"]["message"]

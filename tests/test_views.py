@@ -332,3 +332,21 @@ def test_without_the_page_in_the_urlconf_the_tool_says_so(caplog):
     assert result["isError"] is True
     assert "does not serve it" in text(result)
     assert "mcpforms.urls" in caplog.text
+
+
+def test_the_page_checks_the_tools_permission():
+    ada = User.objects.create_user("ada")
+    register(VaultForm, name="guarded", permission="auth.view_user")
+    try:
+        first = mcp(user=ada).call("guarded", {})
+        assert first["isError"] is True  # no permission: not even a link
+        assert UrlElicitation.objects.count() == 0
+        row = UrlElicitation.objects.create(tool="guarded", principal=f"user:{ada.pk}")
+        token = dump_page_token(elicitation=str(row.pk), tool="guarded", principal=row.principal)
+        browser = Client()
+        browser.force_login(ada)
+        response = browser.get(f"/mcpforms/fill/{token}/")
+        assert response.status_code == 403
+        assert "Permission denied" in response.content.decode()
+    finally:
+        registry_for(default_server).unregister("guarded")
