@@ -118,9 +118,8 @@ _PICKERS: tuple[tuple[type[forms.Widget], str, str], ...] = (
 )
 
 
-def _prepare(form: forms.BaseForm, *, mode: Mode) -> list[forms.BoundField]:
+def _prepare(form: forms.BaseForm, types: Mapping[str, str], *, mode: Mode) -> list[forms.BoundField]:
     """Return the bound fields to show, each input described by its help text and its error box."""
-    types = {auto.name: auto.type for auto in fields_for_form(form)}
     shown = []
     for bound in form.visible_fields():
         if mode == "app" and types.get(bound.name) in PAGE_TYPES:
@@ -153,8 +152,9 @@ def render_form(
     """Render ``mcpforms/form.html``: the App (``mode="app"``, submitting to the tool ``submit``) or the
     URL-mode page (``mode="page"``, an ordinary POST); ``result`` shows a completed submission instead, and
     ``notice`` a message (with no form: an expired link, say)."""
-    fields = _prepare(form, mode=mode) if form is not None else []
-    kinds = {auto.name: _kind(auto) for auto in fields_for_form(form)} if form is not None else {}
+    autos = fields_for_form(form) if form is not None else []
+    fields = _prepare(form, {auto.name: auto.type for auto in autos}, mode=mode) if form is not None else []
+    kinds = {auto.name: _kind(auto) for auto in autos}
     config = {
         "submit": submit,
         "protocolVersion": UI_PROTOCOL_VERSION,
@@ -220,12 +220,13 @@ class ElicitOptions(TypedDict, total=False):
     request_state: str
 
 
-def fallback_text(fields: Sequence[AutoFormField], *, title: str, submit: str) -> str:
+def fallback_text(fields: Sequence[AutoFormField], *, title: str, tool: str) -> str:
     """What a host without MCP Apps (and the model) reads: the form's fields and how to pass them."""
     lines = [f"{title}: the form is shown to the user, who submits it there."]
     asked = [field for field in fields if field.type not in PAGE_TYPES and field.type != "hidden"]
     if asked:
-        lines.append(f"Without the form, call {submit} with these arguments:")
+        # The model-visible tool, never an app-only submit tool the model cannot see (spec §11.2).
+        lines.append(f"Without the form, call {tool} with these arguments:")
     for field in asked:
         details = [field.label]
         if field.required:
@@ -275,7 +276,7 @@ def display_form(
         )
     target = submit or tool
     return {
-        "content": [{"type": "text", "text": fallback_text(fields, title=title, submit=target)}],
+        "content": [{"type": "text", "text": fallback_text(fields, title=title, tool=tool)}],
         "structuredContent": {
             "form": tool,
             "title": title,

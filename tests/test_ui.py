@@ -183,7 +183,7 @@ def test_an_apps_host_gets_the_ui_with_a_text_fallback(server):
     # The model's invalid value is judged; the field nobody filled yet is not an error.
     assert content["errors"] == {"age": ["Ensure this value is greater than or equal to 18."]}
     assert "- email (Email, required)" in text(result)
-    assert "call signup_submit" in text(result)
+    assert "call signup with these arguments" in text(result)  # the tool the model sees
 
 
 @pytest.mark.django_db
