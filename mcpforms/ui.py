@@ -295,13 +295,20 @@ PAGE_SALT = "mcpforms.ui.page"
 PENDING_PREFIX = "url:"
 
 
+def _binding(tool: str, principal: str) -> str:
+    return hashlib.sha256(f"{tool}\n{principal}".encode()).hexdigest()[:32]
+
+
 @dataclass(frozen=True)
 class PageClaim:
-    """What a verified page token names: the elicitation row, and the tool and principal it is bound to."""
+    """What a verified page token names: the elicitation row, and a digest of the tool and principal."""
 
     elicitation: str
-    tool: str
-    principal: str
+    binding: str
+
+    def binds(self, *, tool: str, principal: str) -> bool:
+        """Tell whether the token was minted for this tool and this principal."""
+        return self.binding == _binding(tool, principal)
 
 
 class InvalidPageToken(Exception):
@@ -314,8 +321,12 @@ class InvalidPageToken(Exception):
 
 
 def dump_page_token(*, elicitation: str, tool: str, principal: str) -> str:
-    """Sign the link to one URL-mode page, bound to the principal and the tool."""
-    return signing.dumps({"e": elicitation, "t": tool, "p": principal}, salt=PAGE_SALT)
+    """Sign the link to one URL-mode page, bound to the principal and the tool.
+
+    Signed data is readable, and a URL must not carry anything about the user (spec §7.3): the token holds
+    the row's random id and a digest of what it is bound to, never the principal itself.
+    """
+    return signing.dumps({"e": elicitation, "b": _binding(tool, principal)}, salt=PAGE_SALT)
 
 
 def load_page_token(token: str) -> PageClaim:
@@ -328,10 +339,10 @@ def load_page_token(token: str) -> PageClaim:
         raise InvalidPageToken(f"bad signature or encoding: {error}") from None
     if not isinstance(payload, dict):
         raise InvalidPageToken("malformed payload")
-    elicitation, tool, principal = payload.get("e"), payload.get("t"), payload.get("p")
-    if not (isinstance(elicitation, str) and isinstance(tool, str) and isinstance(principal, str)):
+    elicitation, binding = payload.get("e"), payload.get("b")
+    if not (isinstance(elicitation, str) and isinstance(binding, str)):
         raise InvalidPageToken("malformed payload")
-    return PageClaim(elicitation, tool, principal)
+    return PageClaim(elicitation, binding)
 
 
 def pending_page(ctx: RequestContext) -> str | None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 
+from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
@@ -52,11 +53,14 @@ def page(request: HttpRequest, token: str) -> HttpResponse:
                 request, "Link expired", "This link has expired. Ask your assistant again.", status=410
             )
         return _notice(request, "Invalid link", "This link is not valid.", status=400)
-    row = UrlElicitation.objects.filter(
-        pk=claim.elicitation, tool=claim.tool, principal=claim.principal
-    ).first()
-    form_tool = find_form_tool(default_server, claim.tool)
-    if row is None or form_tool is None:
+    try:
+        row = UrlElicitation.objects.filter(pk=claim.elicitation).first()
+    except ValidationError:  # a validly signed id that is not a UUID: never minted by us
+        row = None
+    if row is None or not claim.binds(tool=row.tool, principal=row.principal):
+        return _notice(request, "Invalid link", "This link is no longer valid.", status=404)
+    form_tool = find_form_tool(default_server, row.tool)
+    if form_tool is None:
         return _notice(request, "Invalid link", "This link is no longer valid.", status=404)
     if row.completed is not None:
         return _notice(

@@ -3,6 +3,7 @@ the user fills the Django page, the tool's retry returns the outcome. Tokens: ta
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from collections.abc import Iterator
@@ -13,6 +14,7 @@ from urllib.parse import urlsplit
 import pytest
 from django import forms
 from django.contrib.auth.models import User
+from django.core import signing
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client, override_settings
 
@@ -350,3 +352,11 @@ def test_the_page_checks_the_tools_permission():
         assert "Permission denied" in response.content.decode()
     finally:
         registry_for(default_server).unregister("guarded")
+
+
+def test_the_link_says_nothing_about_the_user():
+    ada = User.objects.create_user("ada")
+    path = page_path(mcp(user=ada).call("vault", {}), "vault")
+    payload = signing.b64_decode(path.split("/")[3].split(":")[0].encode()).decode()
+    assert "user" not in payload and "vault" not in payload
+    assert set(json.loads(payload)) == {"e", "b"}
