@@ -3,7 +3,7 @@
 // exposes and forwards to the real server. Bundled by esbuild in browser_host.mjs.
 import { AppBridge, PostMessageTransport } from '@modelcontextprotocol/ext-apps/app-bridge';
 
-window.startHost = async ({ html, toolInput, toolResult, theme, variables }) => {
+window.startHost = async ({ html, toolInput, theme, variables }) => {
   const iframe = document.createElement('iframe');
   iframe.setAttribute('sandbox', 'allow-scripts allow-forms');
   iframe.title = 'Form';
@@ -23,12 +23,11 @@ window.startHost = async ({ html, toolInput, toolResult, theme, variables }) => 
   iframe.srcdoc = html;
   await initialized;
   await bridge.sendToolInput({ arguments: toolInput });
-  if (toolResult) {
-    await bridge.sendToolResult(toolResult);
-  }
   window.hostBridge = bridge;
   return true;
 };
+
+window.sendToolResult = (result) => window.hostBridge.sendToolResult(result);
 
 window.setHostTheme = (theme, variables) => {
   document.body.style.background = theme === 'dark' ? '#0f1115' : '#ffffff';

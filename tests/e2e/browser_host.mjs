@@ -110,13 +110,20 @@ try {
   await page.addScriptTag({ content: bundle.outputFiles[0].text });
   await page.evaluate(
     (options) => window.startHost(options),
-    { html: contents[0].text, toolInput, toolResult, theme: 'light', variables: LIGHT },
+    { html: contents[0].text, toolInput, theme: 'light', variables: LIGHT },
   );
 
   const app = page.frameLocator('iframe');
   await app.locator('#id_plan').waitFor();
   await page.waitForFunction(() => document.querySelector('iframe').contentDocument === null); // sandboxed
-  report.prefilledPlan = await app.locator('#id_plan').inputValue();
+  // Prefilled by ui/notifications/tool-input alone; the tool result (its values and errors) comes after.
+  report.prefilledPlan = await app.locator('#id_plan').evaluate(async (select) => {
+    for (let tries = 0; select.value !== 'team' && tries < 50; tries += 1) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    return select.value;
+  });
+  await page.evaluate((result) => window.sendToolResult(result), toolResult);
 
   // A user types into the form and submits; Django rejects the address (the form's clean_email).
   await app.locator('#id_email').fill('ada@example.invalid');
