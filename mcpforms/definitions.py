@@ -267,7 +267,7 @@ def definition_tools() -> list[Tool]:
                 handler=_submission_handler(definition),
                 version=str(definition.version),
             )
-            tools.append(built.tool)
+            tools.extend(built.tools)  # the tool and its app-only submit tool for the form UI
         except Exception:
             logger.exception("The admin-defined form %r cannot be offered", definition.name)
     return tools

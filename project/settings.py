@@ -78,4 +78,6 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 MCPFORMS = {
     "STATE_MAX_AGE": 3600,
+    # Where URL-mode links (password and file fields) point: the demo's own address under `make run`.
+    "BASE_URL": "http://127.0.0.1:8000",
 }

@@ -205,7 +205,7 @@ def test_a_broken_definition_is_left_out_not_a_broken_list(caplog):
     FieldDefinition.objects.bulk_create(
         [FieldDefinition(definition=broken, name="n", type="integer", min=5, max=1)]
     )
-    assert [tool.name for tool in definition_tools()] == ["event_rsvp"]
+    assert [tool.name for tool in definition_tools()] == ["event_rsvp", "event_rsvp_submit"]
     assert "'broken' cannot be offered" in caplog.text
 
 
@@ -319,3 +319,10 @@ def test_a_permission_is_required_when_set():
     result = CoreClient(default_server).call("event_rsvp", {})
     assert result["isError"] is True
     assert "mcpforms.add_submission" in text(result)
+
+
+def test_an_admin_defined_form_lists_its_app_only_submit_tool_for_the_form_ui():
+    rsvp()
+    tools = {tool["name"]: tool for tool in CoreClient(default_server).result("tools/list")["tools"]}
+    assert tools["event_rsvp"]["_meta"]["ui"]["resourceUri"] == "ui://mcpforms/event_rsvp"
+    assert tools["event_rsvp_submit"]["_meta"]["ui"]["visibility"] == ["app"]
