@@ -90,7 +90,7 @@ def _answer(
         raise method_not_found(message.method)
     _validate_params(message, envelope.protocol_version)
     principal = principal_for(user)
-    call = Call(server, message, envelope, user, principal, notify)
+    call = Call(server, message, envelope, user, principal, notify, headers)
     result = method.run(call)
     if not isinstance(result, Mapping):
         logger.error("The %s handler returned %r instead of a dict", message.method, type(result))

@@ -16,6 +16,7 @@ from mcpforms.protocol.envelope import Envelope
 from mcpforms.protocol.errors import ToolError, invalid_params, invalid_state
 from mcpforms.protocol.jsonrpc import Message
 from mcpforms.protocol.pagination import page
+from mcpforms.protocol.param_headers import check_param_headers
 from mcpforms.protocol.primitives import Prompt, Resource, ResourceTemplate, Tool
 from mcpforms.protocol.versions import SUPPORTED_VERSIONS
 from mcpforms.state import InvalidState, StaleState, load_state
@@ -39,6 +40,7 @@ class Call:
     user: Any
     principal: str
     notify: Notify | None
+    headers: Mapping[str, str] | None = None
 
     @property
     def params(self) -> dict[str, Any]:
@@ -126,6 +128,8 @@ def call_tool(call: Call) -> dict[str, Any]:
     if tool is None:
         raise invalid_params(f"Unknown tool: {name}")
     arguments = call.params.get("arguments") or {}
+    if call.headers is not None and tool.param_headers:
+        check_param_headers(tool.param_headers, arguments, call.headers)  # spec §8.9 rung 11
     version = tool.state_version() if tool.state_version else None
     ctx = _context(call, binding=f"tool:{name}", arguments=arguments, state_version=version)
     try:

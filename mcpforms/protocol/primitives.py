@@ -15,6 +15,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from mcpforms.protocol.context import RequestContext
+from mcpforms.protocol.param_headers import ParamHeaders, param_headers
 
 ToolHandler = Callable[[RequestContext, dict[str, Any]], dict[str, Any]]
 PromptHandler = Callable[[RequestContext, dict[str, str]], dict[str, Any]]
@@ -72,6 +73,11 @@ class Tool:
                 "_meta": None if self.meta is None else dict(self.meta),
             }
         )
+
+    @cached_property
+    def param_headers(self) -> ParamHeaders:
+        """The arguments clients mirror into ``Mcp-Param-*`` headers (``x-mcp-header``)."""
+        return param_headers(self.input_schema)
 
 
 @dataclass(frozen=True)

@@ -387,3 +387,50 @@ server.add_resource_template(
         mime_type="application/json",
     )
 )
+
+
+# Scenarios that are not scored for 2026-07-28 yet, served all the same ------------------------------------
+
+JSON_SCHEMA_2020_12 = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "type": "object",
+    "$defs": {
+        "address": {
+            "$anchor": "addressDef",
+            "type": "object",
+            "properties": {"street": {"type": "string"}, "city": {"type": "string"}},
+        }
+    },
+    "properties": {
+        "name": {"type": "string"},
+        "address": {"$ref": "#/$defs/address"},
+        "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+        "phone": {"type": "string"},
+        "email": {"type": "string"},
+    },
+    "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+    "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+    "then": {"required": ["phone"]},
+    "else": {"required": ["email"]},
+    "additionalProperties": False,
+}
+
+
+@server.tool(description="Tool with JSON Schema 2020-12 features", input_schema=JSON_SCHEMA_2020_12)
+def json_schema_2020_12_tool(ctx: RequestContext, arguments: dict[str, Any]) -> dict[str, Any]:
+    return text("ok")
+
+
+@server.tool(
+    description="Echo arguments that clients mirror into Mcp-Param-* headers.",
+    input_schema={
+        "type": "object",
+        "properties": {
+            "region": {"type": "string", "x-mcp-header": "Region"},
+            "priority": {"type": "integer", "x-mcp-header": "Priority"},
+            "verbose": {"type": "boolean", "x-mcp-header": "Verbose"},
+        },
+    },
+)
+def test_header_params(ctx: RequestContext, arguments: dict[str, Any]) -> dict[str, Any]:
+    return text(json.dumps(arguments, sort_keys=True))
