@@ -191,3 +191,24 @@ def test_page(cursor, size, expected, next_key):
     items, next_cursor = page(["a", "b", "c", "d"], key=lambda k: k, cursor=encoded, size=size)
     assert list(items) == expected
     assert next_cursor == (None if next_key is None else base64.urlsafe_b64encode(next_key.encode()).decode())
+
+
+def test_the_readme_handler_example_runs():
+    import re
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    (block,) = [b for b in re.findall(r"```python\n(.*?)```", readme, flags=re.DOTALL) if "def greet(" in b]
+    namespace: dict[str, Any] = {"__name__": "readme"}
+    exec(compile(block, "README.md", "exec"), namespace)
+    server: Server = namespace["server"]
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}},
+    }
+    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "greet", "_meta": meta}}
+    first = server.handle(call).body
+    assert first is not None and first["result"]["resultType"] == "input_required"
+    call["params"]["inputResponses"] = {"ask": {"action": "accept", "content": {"name": "Ada"}}}  # type: ignore[index]
+    second = server.handle(call).body
+    assert second is not None and second["result"]["content"] == [{"type": "text", "text": "Hello, Ada!"}]
