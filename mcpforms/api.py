@@ -22,11 +22,11 @@ from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.http.response import HttpResponseBase
 from ninja import NinjaAPI
 
-from mcpforms.conf import conf
 from mcpforms.protocol.dispatch import Reply
 from mcpforms.protocol.errors import INTERNAL_ERROR, INVALID_REQUEST, ProtocolError
 from mcpforms.protocol.jsonrpc import decode, encode, error_response
 from mcpforms.protocol.methods import INPUT_REQUIRED_METHODS
+from mcpforms.protocol.options import option
 from mcpforms.protocol.server import Server, default_server
 
 logger = logging.getLogger("mcpforms.api")
@@ -49,10 +49,19 @@ def _refusal(status: int, message: str) -> HttpResponse:
 
 def _origin_allowed(request: HttpRequest, host: str) -> bool:
     """Spec §8.6: a browser's Origin must be the endpoint's own or one the settings allow."""
-    origin = request.headers.get("Origin")
+    origin = request.META.get("HTTP_ORIGIN")
     if origin is None:
         return True  # not a browser: DNS rebinding needs one, and Host was already checked
-    return origin == f"{request.scheme}://{host}" or origin in conf.ALLOWED_ORIGINS
+    return origin == f"{request.scheme}://{host}" or origin in option("ALLOWED_ORIGINS")
+
+
+def _mcp_headers(request: HttpRequest) -> dict[str, str]:
+    """The ``MCP-*`` and ``Mcp-*`` headers, names lower-cased; read from META, the cheapest way in."""
+    return {
+        key[5:].lower().replace("_", "-"): value
+        for key, value in request.META.items()
+        if key.startswith("HTTP_MCP_")
+    }
 
 
 def _wants_progress(payload: Any) -> bool:
@@ -130,7 +139,7 @@ def _serve(server: Server, request: HttpRequest) -> HttpResponseBase:
         payload = decode(request.body)
     except ProtocolError as error:
         return _json(Reply(400, error_response(None, error)))
-    headers = {name.lower(): value for name, value in request.headers.items()}
+    headers = _mcp_headers(request)
     user = getattr(request, "user", None)
     if _wants_progress(payload):
         if user is not None:

@@ -212,3 +212,12 @@ def test_the_readme_handler_example_runs():
     call["params"]["inputResponses"] = {"ask": {"action": "accept", "content": {"name": "Ada"}}}  # type: ignore[index]
     second = server.handle(call).body
     assert second is not None and second["result"]["content"] == [{"type": "text", "text": "Hello, Ada!"}]
+
+
+def test_cached_options_follow_setting_changes():
+    from mcpforms.protocol.options import option
+
+    assert option("PAGE_SIZE") == 100
+    with override_settings(MCPFORMS={"PAGE_SIZE": 7}):
+        assert option("PAGE_SIZE") == 7
+    assert option("PAGE_SIZE") == 100

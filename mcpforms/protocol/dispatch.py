@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 from mcp_types.methods import validate_client_request
 from pydantic import ValidationError
 
-from mcpforms.conf import conf
 from mcpforms.protocol import results
 from mcpforms.protocol.context import Notify
 from mcpforms.protocol.envelope import read_envelope
@@ -30,6 +29,7 @@ from mcpforms.protocol.errors import (
 )
 from mcpforms.protocol.jsonrpc import Message, error_response, read_message, readable_id, result_response
 from mcpforms.protocol.methods import INPUT_REQUIRED_METHODS, METHODS, Call
+from mcpforms.protocol.options import option
 from mcpforms.protocol.versions import SUPPORTED_VERSIONS, era_of
 from mcpforms.state import ANONYMOUS, principal_for
 
@@ -106,7 +106,7 @@ def _answer(
         result,
         method=message.method,
         server_info=server.info,
-        ttl_ms=conf.CACHE_TTL_MS,
+        ttl_ms=option("CACHE_TTL_MS"),
         cache_scope="public" if public else "private",
     )
 

@@ -10,11 +10,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from mcpforms.conf import conf
 from mcpforms.protocol.context import Notify, RequestContext
 from mcpforms.protocol.envelope import Envelope
 from mcpforms.protocol.errors import ToolError, invalid_params, invalid_state
 from mcpforms.protocol.jsonrpc import Message
+from mcpforms.protocol.options import option
 from mcpforms.protocol.pagination import page
 from mcpforms.protocol.param_headers import check_param_headers
 from mcpforms.protocol.primitives import Prompt, Resource, ResourceTemplate, Tool
@@ -98,7 +98,7 @@ def discover(call: Call) -> dict[str, Any]:
 
 
 def _listing(call: Call, items: tuple[Any, ...], *, key: Callable[[Any], str], field: str) -> dict[str, Any]:
-    chunk, next_cursor = page(items, key=key, cursor=call.params.get("cursor"), size=conf.PAGE_SIZE)
+    chunk, next_cursor = page(items, key=key, cursor=call.params.get("cursor"), size=option("PAGE_SIZE"))
     result: dict[str, Any] = {field: [item.entry for item in chunk]}
     if next_cursor is not None:
         result["nextCursor"] = next_cursor

@@ -7,10 +7,10 @@ from functools import cache
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
-from mcpforms.conf import conf
 from mcpforms.protocol.catalog import Catalog
 from mcpforms.protocol.context import Notify
 from mcpforms.protocol.dispatch import Reply, handle
+from mcpforms.protocol.options import option
 from mcpforms.protocol.primitives import (
     Prompt,
     Resource,
@@ -121,13 +121,13 @@ class Server:
     def info(self) -> dict[str, str]:
         """The Implementation object sent in every result's ``_meta`` (spec §2)."""
         return {
-            "name": self._name or conf.SERVER_NAME,
-            "version": self._version or conf.SERVER_VERSION or _package_version(),
+            "name": self._name or option("SERVER_NAME"),
+            "version": self._version or option("SERVER_VERSION") or _package_version(),
         }
 
     @property
     def instructions(self) -> str | None:
-        return self._instructions if self._instructions is not None else conf.INSTRUCTIONS
+        return self._instructions if self._instructions is not None else option("INSTRUCTIONS")
 
     @property
     def completes(self) -> bool:
