@@ -14,6 +14,7 @@ from django.http.response import HttpResponseBase
 from django.test import RequestFactory
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
+from mcp_types.methods import validate_server_result
 
 from mcpforms.api import serve
 from tests.conformance.fixtures import server
@@ -154,7 +155,8 @@ def events_of(response: StreamingHttpResponse) -> list[Any]:
     return [json.loads(frame.split("data: ", 1)[1]) for frame in text.split("\n\n") if frame]
 
 
-def assert_json_rpc(response: HttpResponseBase) -> None:
+def assert_json_rpc(response: HttpResponseBase, method: str | None = None) -> None:
+    """Check the answer's shape; with ``method``, a result must also be schema-valid for the revision."""
     assert response.status_code in (200, 202, 400, 403, 404, 405), response.status_code
     if response.status_code == 202:
         event("HTTP 202")
@@ -179,6 +181,8 @@ def assert_json_rpc(response: HttpResponseBase) -> None:
         assert "Traceback" not in json.dumps(final)
     else:
         assert final["result"]["resultType"] in ("complete", "input_required")
+        if method is not None:
+            validate_server_result(method, VERSION, final["result"])
 
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -247,4 +251,4 @@ def test_handlers_survive_any_answer(
         "HTTP_MCP_NAME": name,
     }
     response = serve(server, RequestFactory().post("/mcp", body, content_type="application/json", **extra))
-    assert_json_rpc(response)
+    assert_json_rpc(response, method)
