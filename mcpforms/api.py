@@ -16,7 +16,7 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
-from django.core.exceptions import DisallowedHost
+from django.core.exceptions import DisallowedHost, RequestDataTooBig
 from django.db import connections
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.http.response import HttpResponseBase
@@ -137,6 +137,8 @@ def _serve(server: Server, request: HttpRequest) -> HttpResponseBase:
         return response
     try:
         payload = decode(request.body)
+    except RequestDataTooBig:
+        return _refusal(413, "Request body too large (DATA_UPLOAD_MAX_MEMORY_SIZE)")
     except ProtocolError as error:
         return _json(Reply(400, error_response(None, error)))
     headers = _mcp_headers(request)

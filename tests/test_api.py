@@ -211,3 +211,10 @@ def test_a_bug_in_the_edge_is_an_internal_error_not_a_500(monkeypatch, caplog):
     assert response.status_code == 200
     assert body_of(response)["error"] == {"code": -32603, "message": "Internal error"}
     assert "ZeroDivisionError" in caplog.text
+
+
+@override_settings(DATA_UPLOAD_MAX_MEMORY_SIZE=100)
+def test_a_body_too_large_is_413():
+    response = post("tools/list", body=json.dumps({"padding": "x" * 200}))
+    assert response.status_code == 413
+    assert body_of(response)["error"]["code"] == -32600
