@@ -484,3 +484,22 @@ def test_initialize_with_a_modern_claim_is_a_removed_method(server):
     assert reply.body is not None
     # The version header claims the modern era, so the missing envelope is reported (spec §9.2 step 6).
     assert (reply.status, reply.body["error"]["code"]) == (400, -32602)
+
+
+def test_a_state_for_an_older_version_is_stale_not_invalid():
+    server = Server()
+    version = ["v1"]
+    seen: list[tuple[bool, Any]] = []
+
+    def form(ctx: RequestContext, arguments: dict[str, Any]) -> dict[str, Any]:
+        seen.append((ctx.stale_state, ctx.request_state))
+        return {"resultType": "input_required", "requestState": ctx.mint_state(fields=(), answers={})}
+
+    server.add_tool(Tool("form", "A form.", {"type": "object"}, form, state_version=lambda: version[0]))
+    token = result_of(server, "tools/call", {"name": "form"})["requestState"]
+    version[0] = "v2"  # an admin edited the form meanwhile
+    assert (
+        result_of(server, "tools/call", {"name": "form", "requestState": token})["resultType"]
+        == "input_required"
+    )
+    assert seen[-1] == (True, None)

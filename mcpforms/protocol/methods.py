@@ -137,7 +137,7 @@ def call_tool(call: Call) -> dict[str, Any]:
     except ToolError as error:
         # A tool that ran and failed is a result the model can read, not a protocol error (spec §5.2).
         return {"content": [{"type": "text", "text": str(error)}], "isError": True}
-    if result.get("resultType") != "input_required" and "content" not in result:
+    if isinstance(result, dict) and result.get("resultType") != "input_required" and "content" not in result:
         result = {**result, "content": []}
     return result
 
