@@ -18,7 +18,6 @@ class Message:
     method: str
     params: dict[str, Any]
     id: RequestId | None = None
-    has_params: bool = True
 
     @property
     def is_notification(self) -> bool:
@@ -65,12 +64,12 @@ def read_message(payload: Any) -> Message:
     if "params" in payload and not isinstance(params, dict):
         raise ProtocolError(INVALID_REQUEST, 'Invalid request: "params" must be an object')
     if "id" not in payload:
-        return Message(method=method, params=params or {}, has_params="params" in payload)
+        return Message(method=method, params=params or {})
     request_id = readable_id(payload)
     if request_id is None:
         # Null, fractional, boolean or structured ids are not request ids (spec §1.1).
         raise ProtocolError(INVALID_REQUEST, 'Invalid request: "id" must be a string or an integer')
-    return Message(method=method, params=params or {}, id=request_id, has_params="params" in payload)
+    return Message(method=method, params=params or {}, id=request_id)
 
 
 def result_response(request_id: RequestId, result: dict[str, Any]) -> dict[str, Any]:
