@@ -1,4 +1,4 @@
-"""The admin as staff use it: define a form with its fields, see the preview, browse and export submissions."""
+"""The admin as staff use it: define a form and its fields, preview it, browse and export submissions."""
 
 from __future__ import annotations
 

@@ -15,7 +15,10 @@ import django
 django.setup()
 from django.test import Client
 from mcpforms.protocol.server import default_server
-meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}
+meta = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
 reply = default_server.handle({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": meta}})
 print(" ".join(tool["name"] for tool in reply.body["result"]["tools"]))
 assert Client().login(username="staff", password="mcpforms-demo")

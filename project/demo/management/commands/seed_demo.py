@@ -34,7 +34,14 @@ ADMIN_FORMS: list[dict[str, Any]] = [
                 "required": True,
                 "choices": "yes|Yes\nno|No\nmaybe|Maybe",
             },
-            {"name": "guests", "label": "Extra guests", "type": "integer", "min": 0, "max": 4, "default": "0"},
+            {
+                "name": "guests",
+                "label": "Extra guests",
+                "type": "integer",
+                "min": 0,
+                "max": 4,
+                "default": "0",
+            },
             {
                 "name": "diet",
                 "label": "Dietary needs",
