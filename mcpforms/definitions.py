@@ -253,7 +253,7 @@ def definition_tools() -> list[Tool]:
     """The tools of every enabled definition; a broken one is logged and left out, never a broken list."""
     from mcpforms.models import FormDefinition
 
-    tools = []
+    tools: list[Tool] = []
     for definition in FormDefinition.objects.filter(enabled=True).prefetch_related("fields"):
         try:
             built = form_tool(
