@@ -56,7 +56,11 @@ def _origin_allowed(request: HttpRequest, host: str) -> bool:
 
 
 def _mcp_headers(request: HttpRequest) -> dict[str, str]:
-    """The ``MCP-*`` and ``Mcp-*`` headers, names lower-cased; read from META, the cheapest way in."""
+    """The ``MCP-*`` and ``Mcp-*`` headers, names lower-cased; read from META, the cheapest way in.
+
+    WSGI spells a header's dashes as underscores, and servers drop headers whose names hold underscores,
+    so reading the dashes back is exact for every name that can arrive.
+    """
     return {
         key[5:].lower().replace("_", "-"): value
         for key, value in request.META.items()
