@@ -14,6 +14,8 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -33,17 +35,37 @@ def free_port() -> int:
         return port
 
 
-def start_server(port: int, log: Path) -> subprocess.Popen[bytes]:
-    """Start the fixture server (runserver is threaded, which server-sse-multiple-streams needs).
+def start_server(port: int, log: Path, *, env: Mapping[str, str] | None = None) -> subprocess.Popen[bytes]:
+    """Start ``runserver`` (threaded, which server-sse-multiple-streams needs) with the fixtures' settings,
+    or with ``env`` when given (another settings module, say).
 
     Its output goes to ``log``, never to a pipe: runserver logs every request, and a pipe nobody reads
     fills up and blocks the server mid-run.
     """
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "tests.conformance.settings", "PYTHONUNBUFFERED": "1"}
+    if env is None:
+        env = {**os.environ, "DJANGO_SETTINGS_MODULE": "tests.conformance.settings", "PYTHONUNBUFFERED": "1"}
     command = [sys.executable, "manage.py", "runserver", "--noreload", "--skip-checks", f"127.0.0.1:{port}"]
     log.parent.mkdir(parents=True, exist_ok=True)
     with log.open("wb") as output:
         return subprocess.Popen(command, cwd=ROOT, env=env, stdout=output, stderr=subprocess.STDOUT)
+
+
+@contextmanager
+def running_server(
+    log: Path, *, env: Mapping[str, str] | None = None, port: int | None = None
+) -> Iterator[int]:
+    """Serve on ``port`` (a free one by default) until the block ends; yield the port. It always stops."""
+    port = free_port() if port is None else port
+    server = start_server(port, log, env=env)
+    try:
+        wait_until_listening(port, server, log)
+        yield port
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            server.kill()
 
 
 def wait_until_listening(
@@ -118,18 +140,8 @@ def _notes(output: Path, scenario: str) -> list[str]:
 def main() -> int:
     if not SUITE.exists() or not (NODE_BIN / "node").exists():
         raise SystemExit("The conformance suite is not installed: run `npm ci` (make does).")
-    port = free_port()
-    log = ARTIFACTS / "server.log"
-    server = start_server(port, log)
-    try:
-        wait_until_listening(port, server, log)
+    with running_server(ARTIFACTS / "server.log") as port:
         return run_suite(f"http://localhost:{port}/mcp", ARTIFACTS / "conformance")
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            server.kill()
 
 
 if __name__ == "__main__":

