@@ -6,7 +6,6 @@ from __future__ import annotations
 import datetime
 import decimal
 import json
-import uuid
 from collections.abc import Mapping
 from typing import Any
 
@@ -35,9 +34,7 @@ def to_json(value: Any) -> Any:
         return value.name or None
     if isinstance(value, File):
         return value.name
-    if isinstance(value, uuid.UUID):
-        return str(value)
-    return str(value)
+    return str(value)  # UUIDs, lazy strings, IP addresses…
 
 
 def model_payload(instance: models.Model) -> dict[str, Any]:
