@@ -423,3 +423,53 @@ def test_model_form_update_without_changes_shows_the_whole_form_with_current_val
     )
     assert Gadget.objects.get().slug == "lamp-2"
     assert Gadget.objects.count() == 1
+
+
+class CampaignForm(forms.Form):
+    """Join a campaign the model picked."""
+
+    campaign = forms.CharField(widget=forms.HiddenInput)
+    email = forms.EmailField()
+
+
+class OnlyHiddenForm(forms.Form):
+    campaign = forms.CharField(widget=forms.HiddenInput)
+
+
+def test_a_missing_hidden_field_is_for_the_model_to_pass(over_http):
+    server = Server()
+    register(CampaignForm, server=server)
+    client = CoreClient(server, over_http=over_http)
+    refused = client.call("campaign", {"email": "ada@example.com"})
+    assert refused["isError"] is True
+    assert "campaign (hidden)" in text(refused)
+    assert "must be passed as an argument" in text(refused)
+    done = client.call("campaign", {"campaign": "spring", "email": "ada@example.com"})
+    assert done["structuredContent"] == {"campaign": "spring", "email": "ada@example.com"}
+
+
+def test_a_form_with_nothing_askable_cannot_be_confirmed_by_elicitation(over_http):
+    server = Server()
+    register(OnlyHiddenForm, name="only_hidden", ask="always", server=server)
+    result = CoreClient(server, over_http=over_http).call("only_hidden", {"campaign": "spring"})
+    assert result["isError"] is True
+    assert "has no field a form elicitation can ask" in text(result)
+
+
+def test_arguments_that_are_not_plain_json_values_are_ignored(client, runs):
+    first = client.call("signup", {"email": {"address": "ada@example.com"}, "plan": "pro"})
+    params = asked(first, "signup")
+    assert "email" in params["requestedSchema"]["properties"]
+    assert "default" not in params["requestedSchema"]["properties"]["email"]
+
+
+def test_the_flow_tolerates_arguments_that_are_not_an_object():
+    from mcpforms.flow import FormFlow, Refused, run
+    from mcpforms.protocol.context import RequestContext
+
+    ctx = RequestContext(
+        method="tools/call", binding="tool:x", arguments=None, client_capabilities={}, meta={}
+    )
+    outcome = run(FormFlow(SignupForm, key="x", message="m"), ctx, None)
+    assert isinstance(outcome, Refused)
+    assert "Email (email): This field is required." in outcome.text
