@@ -224,16 +224,24 @@ class FormTool:
             return f"Permission denied: {self.name} needs the {permission!r} permission."
         return None
 
+    def _admit(
+        self, ctx: RequestContext, arguments: Mapping[str, Any]
+    ) -> tuple[models.Model | None, dict[str, Any] | None]:
+        """Check the permission and find the object to update: (instance, None), or (None, the refusal)."""
+        if refusal := self.permission_refusal(ctx):
+            return None, error_result(refusal)
+        try:
+            return self._instance(ctx, arguments), None
+        except _ToolRefusal as refusal:
+            return None, error_result(str(refusal))
+
     def call(self, ctx: RequestContext, arguments: dict[str, Any]) -> dict[str, Any]:
         """Run one round. The client's capabilities choose the path, per request: the form UI on an MCP Apps
         host, else a form elicitation, else the missing-fields result; passwords and files (and URL-only
         forms) go to the URL-mode page (spec §7.3, §11.5)."""
-        if refusal := self.permission_refusal(ctx):
-            return error_result(refusal)
-        try:
-            instance = self._instance(ctx, arguments)
-        except _ToolRefusal as refusal:
-            return error_result(str(refusal))
+        instance, refused = self._admit(ctx, arguments)
+        if refused is not None:
+            return refused
         waiting = ui.pending_page(ctx)
         if waiting is not None:
             return ui.resume_page(ctx, waiting, form_tool=self)
@@ -272,12 +280,9 @@ class FormTool:
         Errors come back as ``isError`` with Django's messages per field in ``structuredContent.errors``,
         so the UI shows each next to its input (spec §11.5 step 4).
         """
-        if refusal := self.permission_refusal(ctx):
-            return error_result(refusal)
-        try:
-            instance = self._instance(ctx, arguments)
-        except _ToolRefusal as refusal:
-            return error_result(str(refusal))
+        instance, refused = self._admit(ctx, arguments)
+        if refused is not None:
+            return refused
         # The user filled the form themselves: nothing is asked, the values are judged as they are.
         outcome = run(
             replace(self.flow, ask="never"),
