@@ -12,24 +12,12 @@ from django.contrib.auth.models import User
 from django.test import Client
 from django.urls import reverse
 
+from mcpforms.admin import FieldDefinitionInline
 from mcpforms.models import FieldDefinition, FormDefinition, Submission
 
 pytestmark = pytest.mark.django_db
 
-FIELD_KEYS = [
-    "order",
-    "name",
-    "label",
-    "type",
-    "required",
-    "help_text",
-    "min",
-    "max",
-    "choices",
-    "multiple",
-    "default",
-    "placeholder",
-]
+FIELD_KEYS = FieldDefinitionInline.fields  # the inline's columns, as the admin posts them
 
 
 @pytest.fixture
