@@ -17,7 +17,8 @@ from mcpforms.models import FieldDefinition, FormDefinition, Submission
 
 pytestmark = pytest.mark.django_db
 
-FIELD_KEYS = FieldDefinitionInline.fields  # the inline's columns, as the admin posts them
+# The inline's columns, as the admin posts them.
+FIELD_KEYS = [name for name in FieldDefinitionInline.fields or () if isinstance(name, str)]
 
 
 @pytest.fixture
