@@ -192,3 +192,24 @@ def test_csv_export(staff):
     assert rows[1][2:] == ["event_rsvp", "staff", "new", "Ada", "yes", "2", ""]
     # A formula typed by a user stays text in a spreadsheet; lists are joined.
     assert rows[2][2:] == ["event_rsvp", "", "done", "'=HYPERLINK(1)", "no", "", "veg, vegan"]
+
+
+def test_deleting_a_definition_in_the_admin_removes_the_tool_and_keeps_its_submissions(staff):
+    from mcpforms.protocol.server import default_server
+    from tests.core_client import CoreClient
+
+    add(staff, RSVP_FIELDS)
+    definition = FormDefinition.objects.get()
+    (first, _) = submissions(definition)
+    assert default_server.tools.get("event_rsvp") is not None
+    response = staff.post(
+        reverse("admin:mcpforms_formdefinition_delete", args=[definition.pk]), {"post": "yes"}
+    )
+    assert response.status_code == 302
+    assert FormDefinition.objects.count() == 0
+    assert FieldDefinition.objects.count() == 0
+    names = [tool["name"] for tool in CoreClient(default_server).result("tools/list")["tools"]]
+    assert "event_rsvp" not in names
+    first.refresh_from_db()
+    assert first.definition is None
+    assert first.tool_name == "event_rsvp"  # the record outlives the form
