@@ -36,8 +36,10 @@ class CompletedFlow(models.Model):
     @classmethod
     def record(cls, state: RequestState) -> CompletedFlow:
         """Record the flow ``state`` finishes; raises IntegrityError when it was already recorded."""
-        identity = [state.tool, state.principal, state.issued_at, state.answers, state.pending, state.version]
-        digest = hashlib.sha256(json.dumps(identity, sort_keys=True, default=str).encode()).hexdigest()
+        # The token's own nonce makes this flow's identity: a replay of the token repeats it, while
+        # another user's flow with the very same answers (every anonymous user is one principal) does not.
+        identity = [state.tool, state.principal, state.issued_at, state.nonce]
+        digest = hashlib.sha256(json.dumps(identity).encode()).hexdigest()
         # Tokens older than STATE_MAX_AGE are refused before they get here, so their rows can go.
         cls.objects.filter(created__lt=timezone.now() - timedelta(seconds=conf.STATE_MAX_AGE)).delete()
         return cls.objects.create(digest=digest)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import secrets
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -53,6 +54,8 @@ class RequestState:
     tool: str
     principal: str
     issued_at: int
+    # Random per token: two flows that happen to carry the same answers are still two flows.
+    nonce: str
     answers: dict[str, Any]
     pending: tuple[str, ...]
     version: str | None = None
@@ -97,6 +100,7 @@ def dump_state(
         "args": arguments_digest(arguments),
         "principal": principal,
         "iat": int(time.time()),
+        "nonce": secrets.token_urlsafe(12),
         "answers": {name: value for name, value in answers.items() if name in storable},
         "pending": list(pending),
         "version": version,
@@ -135,12 +139,19 @@ def _verified(
     if payload.get("version") != version:
         raise StaleState("minted for another version")
     answers, pending, issued_at = payload.get("answers"), payload.get("pending"), payload.get("iat")
-    if not isinstance(answers, dict) or not isinstance(pending, list) or not isinstance(issued_at, int):
+    nonce = payload.get("nonce")
+    if (
+        not isinstance(answers, dict)
+        or not isinstance(pending, list)
+        or not isinstance(issued_at, int)
+        or not isinstance(nonce, str)
+    ):
         raise InvalidState("malformed payload")
     return RequestState(
         tool=tool,
         principal=principal,
         issued_at=issued_at,
+        nonce=nonce,
         answers=answers,
         pending=tuple(str(name) for name in pending),
         version=version,

@@ -224,6 +224,16 @@ def test_the_final_round_replayed_runs_the_handler_once(client, runs):
     assert len(runs) == 1
 
 
+def test_two_people_giving_the_same_answers_are_two_submissions(client, runs):
+    # On an anonymous endpoint every caller is the same principal: identical answers in the same second
+    # must still be two flows, while a replay of one flow's last round stays one.
+    answer = {"signup": accept(email="ada@example.com", plan="pro")}
+    for _ in range(2):
+        first = client.call("signup", {})
+        assert not client.answer(first, "signup", **answer).get("isError")
+    assert len(runs) == 2
+
+
 @pytest.mark.parametrize(
     "responses", [{"signup": {"action": "accept", "content": {"email": 5}}}, {"other": accept(x=1)}, {}]
 )

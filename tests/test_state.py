@@ -49,6 +49,12 @@ def test_round_trip():
     assert abs(state.issued_at - time.time()) < 60
 
 
+def test_two_tokens_for_the_same_answers_are_two_flows():
+    first, second = load_state(mint(), **BINDING), load_state(mint(), **BINDING)
+    assert first.answers == second.answers
+    assert first.nonce != second.nonce
+
+
 def test_token_is_compact_and_signed_with_timestamp():
     token = mint()
     assert token.startswith(".")  # compressed payload
@@ -189,6 +195,16 @@ def test_the_salt_names_the_purpose():
             "principal": "user:1",
             "version": None,
             "iat": "now",
+            "answers": {},
+            "pending": [],
+            "nonce": "n",
+        },
+        {
+            "tool": "signup",
+            "args": arguments_digest({"plan": "pro"}),
+            "principal": "user:1",
+            "version": None,
+            "iat": 1,
             "answers": {},
             "pending": [],
         },
