@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime
 import decimal
+import weakref
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
@@ -16,6 +17,8 @@ from django import forms
 from django.core import validators
 from django.db import models
 from django.forms.utils import pretty_name
+from django.utils.choices import CallableChoiceIterator
+from django.utils.translation import get_language
 
 from mcpforms.conf import conf
 
@@ -356,6 +359,44 @@ def fields_for_form(form: forms.BaseForm | type[forms.BaseForm]) -> list[AutoFor
     return result
 
 
+# Field lists of forms that come out the same on every instantiation, per class and language (labels
+# are translated when read). Weak keys: admin-defined form classes are rebuilt when staff edit them.
+_static_fields: weakref.WeakKeyDictionary[type[forms.BaseForm], dict[str | None, list[AutoFormField]]] = (
+    weakref.WeakKeyDictionary()
+)
+_BASE_INITS = {forms.BaseForm.__init__, forms.BaseModelForm.__init__}
+_DYNAMIC_FIELDS = (forms.ModelChoiceField, forms.FilePathField)
+
+
+def _is_static(form_class: type[forms.BaseForm]) -> bool:
+    """Whether every instance of the class has the same fields: no ``__init__`` of its own, no choices
+    read from the database, the file system or a callable, and no callable initial value."""
+    if form_class.__init__ not in _BASE_INITS:
+        return False
+    declared: dict[str, forms.Field] = getattr(form_class, "base_fields", {})
+    for field in declared.values():
+        if isinstance(field, _DYNAMIC_FIELDS) or callable(field.initial):
+            return False
+        if isinstance(field, forms.ChoiceField) and isinstance(field.choices, CallableChoiceIterator):
+            return False
+    return True
+
+
+def form_fields(form_class: type[forms.BaseForm], **form_kwargs: Any) -> list[AutoFormField]:
+    """``fields_for_form(form_class(**form_kwargs))``, remembered when nothing could make it differ.
+
+    The hot path of every round needs the field list: a plain form is read once per language, while a
+    form with an ``__init__``, database choices, callable initials or arguments is read every time.
+    """
+    if form_kwargs or not _is_static(form_class):
+        return fields_for_form(form_class(**form_kwargs))
+    by_language = _static_fields.setdefault(form_class, {})
+    language = get_language()
+    if language not in by_language:
+        by_language[language] = fields_for_form(form_class)
+    return by_language[language]
+
+
 def fields_for_model(
     model: type[models.Model],
     *,
@@ -378,5 +419,6 @@ __all__ = [
     "auto_field",
     "fields_for_form",
     "fields_for_model",
+    "form_fields",
     "register_converter",
 ]

@@ -21,7 +21,7 @@ from typing import Any, Literal
 from django import forms
 
 from mcpforms.answers import MISSING, accepted_value, input_response, validate_with_form
-from mcpforms.fields import AutoFormField, fields_for_form
+from mcpforms.fields import AutoFormField, form_fields
 from mcpforms.protocol.context import RequestContext
 from mcpforms.schema import OTHER_PATH_TYPES, form_input_request
 
@@ -151,7 +151,7 @@ def run(
     kwargs = dict(flow.form_kwargs(ctx)) if flow.form_kwargs else {}
     if instance is not None:
         kwargs["instance"] = instance
-    fields = fields_for_form(flow.form_class(**kwargs))
+    fields = form_fields(flow.form_class, **kwargs)
     by_name = {field.name: field for field in fields}
     askable = [field for field in fields if field.type not in OTHER_PATH_TYPES]
 

@@ -342,3 +342,56 @@ def test_a_slider_is_a_range_and_multi_select_length_validators_count_picks():
     )
     field = auto_field("x", picks)
     assert (field.min, field.max, field.multiple) == (1, 2, True)
+
+
+class InitForm(forms.Form):
+    name = forms.CharField()
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["name"].help_text = "set in __init__"
+
+
+@pytest.mark.parametrize(
+    ("form_class", "static"),
+    [
+        (SignupForm, True),
+        (InitForm, False),  # its own __init__
+        (CustomisedForm, False),
+        (EveryFieldForm, False),  # model and file-path choices
+        (
+            type("CallableInitial", (forms.Form,), {"day": forms.DateField(initial=datetime.date.today)}),
+            False,
+        ),
+        (
+            type("CallableChoices", (forms.Form,), {"c": forms.ChoiceField(choices=lambda: [("a", "A")])}),
+            False,
+        ),
+    ],
+)
+def test_form_fields_remembers_only_forms_that_cannot_change(form_class, static):
+    from mcpforms.fields import _is_static
+
+    assert _is_static(form_class) is static
+
+
+@pytest.mark.django_db
+def test_form_fields_is_fields_for_form_and_caches_plain_forms_per_language():
+    from django.utils import translation
+
+    from mcpforms.fields import form_fields
+
+    assert form_fields(SignupForm) == fields_for_form(SignupForm)
+    assert form_fields(SignupForm) is form_fields(SignupForm)
+    with translation.override("de"):
+        german = form_fields(SignupForm)
+    assert german is not form_fields(SignupForm)
+    assert form_fields(SignupForm, initial={"plan": "team"})[1].default == "team"  # arguments: read anew
+    assert form_fields(InitForm)[0].description == "set in __init__"
+
+    def colour_options() -> int:
+        return len(next(f for f in form_fields(EveryFieldForm) if f.name == "colour").options)
+
+    before = colour_options()
+    Colour.objects.create(name="Violet", code="#90f")
+    assert colour_options() == before + 1  # database choices are read on every call
