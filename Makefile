@@ -43,7 +43,7 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check .
 
 types: $(STAMP)
-	$(BIN)/mypy mcpforms project tests
+	$(BIN)/mypy mcpforms project tests bench
 
 # The suite runs on SQLite always, and again on PostgreSQL when a server answers on 127.0.0.1:5432.
 pytest: pytest-sqlite pytest-postgres
