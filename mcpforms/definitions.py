@@ -22,7 +22,7 @@ from mcpforms.fields import AutoFormField, Option
 from mcpforms.output import to_json
 from mcpforms.protocol.context import RequestContext
 from mcpforms.protocol.primitives import Tool
-from mcpforms.registry import Handler, form_tool
+from mcpforms.tools import Handler, form_tool
 
 if TYPE_CHECKING:
     from mcpforms.models import FieldDefinition, FormDefinition

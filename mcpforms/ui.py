@@ -32,7 +32,7 @@ from mcpforms.schema import form_input_request
 
 if TYPE_CHECKING:
     from mcpforms.models import UrlElicitation
-    from mcpforms.registry import FormTool
+    from mcpforms.tools import FormTool
 
 logger = logging.getLogger(__name__)
 

@@ -21,8 +21,8 @@ from mcpforms import ui
 from mcpforms.models import UrlElicitation
 from mcpforms.protocol.context import RequestContext
 from mcpforms.protocol.server import default_server
-from mcpforms.registry import FormTool, find_form_tool
 from mcpforms.state import ANONYMOUS, principal_for
+from mcpforms.tools import FormTool, find_form_tool
 
 logger = logging.getLogger(__name__)
 

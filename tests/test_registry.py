@@ -7,7 +7,8 @@ from django.test import override_settings
 
 from mcpforms.checks import check_registered_forms
 from mcpforms.protocol.server import Server, default_server
-from mcpforms.registry import RegistrationError, default_name, register, register_prompt, registry_for
+from mcpforms.registry import register, register_prompt, registry_for
+from mcpforms.tools import RegistrationError, default_name
 from tests.forms import SignupForm
 from tests.testapp.models import Colour
 

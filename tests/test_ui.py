@@ -13,7 +13,8 @@ from django.test import override_settings
 from mcpforms import display_form, form_schema
 from mcpforms.fields import AutoFormField, Option, fields_for_form
 from mcpforms.protocol.server import Server
-from mcpforms.registry import RegistrationError, register
+from mcpforms.registry import register
+from mcpforms.tools import RegistrationError
 from mcpforms.ui import (
     EXTENSION_ID,
     MIME_TYPE,

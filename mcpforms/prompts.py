@@ -1,0 +1,101 @@
+"""A Django form as an MCP prompt: ``prompts/get`` asks for the fields, then returns the filled messages."""
+
+from __future__ import annotations
+
+import string
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+from django import forms
+
+from mcpforms.fields import fields_for_form
+from mcpforms.flow import Asking, FormFlow, NeedsPage, Ready, Refused, Showing, run
+from mcpforms.protocol.context import RequestContext
+from mcpforms.protocol.errors import invalid_params
+from mcpforms.protocol.primitives import Prompt, PromptArgument
+from mcpforms.tools import ASKS_LATER, RegistrationError, check_convertible, default_name, describe_form
+
+
+@dataclass(frozen=True)
+class FormPrompt:
+    """A form whose filled values complete a prompt template."""
+
+    name: str
+    form_class: type[forms.BaseForm]
+    template: str | Callable[[dict[str, Any]], str]
+    title: str
+    description: str
+    message: str
+
+    @cached_property
+    def prompt(self) -> Prompt:
+        arguments = tuple(
+            PromptArgument(auto.name, description=auto.description or auto.label, required=False)
+            for auto in fields_for_form(self.form_class)
+            if auto.type not in ("password", "file")
+        )
+        return Prompt(
+            name=self.name,
+            title=self.title,
+            description=self.description,
+            handler=self.get,
+            arguments=arguments,
+        )
+
+    def get(self, ctx: RequestContext, arguments: dict[str, str]) -> dict[str, Any]:
+        flow = FormFlow(self.form_class, key=self.name, message=self.message)
+        outcome = run(flow, ctx, arguments, confirm_label=f"the {self.title} form")
+        if isinstance(outcome, Asking):
+            return outcome.result
+        if isinstance(outcome, Refused):
+            raise invalid_params(outcome.text)
+        if isinstance(outcome, NeedsPage | Showing):
+            # A prompt has no retry that could pick up a page's outcome, and no UI.
+            raise invalid_params(
+                f"The {self.title} prompt needs a password or file, which prompts cannot take."
+            )
+        data = ready_data(outcome)
+        text = self.template(data) if callable(self.template) else self.template.format_map(data)
+        return {
+            "description": self.description,
+            "messages": [{"role": "user", "content": {"type": "text", "text": text}}],
+        }
+
+
+def ready_data(ready: Ready) -> dict[str, Any]:
+    """Cleaned data with None shown as an empty string, as a prompt template wants it."""
+    return {name: "" if value is None else value for name, value in ready.form.cleaned_data.items()}
+
+
+def form_prompt(
+    form_class: type[forms.BaseForm],
+    *,
+    template: str | Callable[[dict[str, Any]], str],
+    name: str | None = None,
+    title: str | None = None,
+    description: str | None = None,
+    message: str | None = None,
+) -> FormPrompt:
+    """Build (and check) the prompt for ``form_class`` whose messages are ``template`` filled with its data.
+
+    ``template`` is a ``str.format`` string over the field names, or a function of the cleaned data.
+    """
+    check_convertible(form_class)
+    if isinstance(template, str):
+        named = {part[1] for part in string.Formatter().parse(template) if part[1]}
+        unknown = named - set(getattr(form_class, "base_fields", {}))
+        if unknown:
+            raise RegistrationError(f"Prompt template names unknown fields: {', '.join(sorted(unknown))}.")
+    prompt_name = default_name(form_class) if name is None else name
+    prompt_title = title or prompt_name.replace("_", " ").capitalize()
+    form_prompt = FormPrompt(
+        name=prompt_name,
+        form_class=form_class,
+        template=template,
+        title=prompt_title,
+        description=describe_form(form_class, description, prompt_title).removesuffix(f" {ASKS_LATER}"),
+        message=message or f"Please fill in: {prompt_title}",
+    )
+    return form_prompt
