@@ -19,7 +19,7 @@ from django.core.exceptions import ImproperlyConfigured, ValidationError
 from django.db import IntegrityError, models, transaction
 from django.utils.text import camel_case_to_spaces
 
-from mcpforms import ui
+from mcpforms import pages, ui
 from mcpforms.fields import _converter_for, fields_for_form
 from mcpforms.flow import ASK_MODES, Ask, Asking, FormFlow, NeedsPage, Ready, Refused, Showing, run
 from mcpforms.output import error_result, to_json, tool_result
@@ -238,11 +238,11 @@ class FormTool:
         instance, refused = self._admit(ctx, arguments)
         if refused is not None:
             return refused
-        waiting = ui.pending_page(ctx)
+        waiting = pages.pending_page(ctx)
         if waiting is not None:
-            return ui.resume_page(ctx, waiting, form_tool=self)
+            return pages.resume_page(ctx, waiting, form_tool=self)
         if self.path == "url":
-            return ui.ask_page(ctx, form_tool=self, values=_given(arguments, self), problems=())
+            return pages.ask_page(ctx, form_tool=self, values=_given(arguments, self), problems=())
         route = ui.choose_route(ctx, "auto" if self.uses_app else "form")
         outcome = run(
             self.flow,
@@ -257,7 +257,7 @@ class FormTool:
         if isinstance(outcome, Refused):
             return error_result(outcome.text)
         if isinstance(outcome, NeedsPage):
-            return ui.ask_page(ctx, form_tool=self, values=outcome.values, problems=outcome.problems)
+            return pages.ask_page(ctx, form_tool=self, values=outcome.values, problems=outcome.problems)
         if isinstance(outcome, Showing):
             return self._show(outcome)
         return self._complete(ctx, outcome)

@@ -17,7 +17,7 @@ from django.utils import timezone
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods
 
-from mcpforms import ui
+from mcpforms import pages, ui
 from mcpforms.models import UrlElicitation
 from mcpforms.protocol.context import RequestContext
 from mcpforms.protocol.server import default_server
@@ -45,8 +45,8 @@ def _result_text(result: dict[str, object]) -> str:
 @require_http_methods(["GET", "POST"])
 def page(request: HttpRequest, token: str) -> HttpResponse:
     try:
-        claim = ui.load_page_token(token)
-    except ui.InvalidPageToken as error:
+        claim = pages.load_page_token(token)
+    except pages.InvalidPageToken as error:
         logger.info("Refused a URL-mode link: %s", error.reason)
         if error.expired:
             return _notice(

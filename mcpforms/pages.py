@@ -1,0 +1,199 @@
+"""The URL-mode page, seen from the tool: its signed link, the elicitation that sends the user there, and
+the retry that picks up what the page stored (spec §7.3). The page itself is ``mcpforms.views``.
+
+Passwords and files never travel through the conversation: they are entered on this page only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any
+
+from django.core import signing
+from django.core.exceptions import ValidationError
+from django.urls import NoReverseMatch, reverse
+from django.utils import timezone
+
+from mcpforms.answers import input_response
+from mcpforms.conf import conf
+from mcpforms.fields import fields_for_form
+from mcpforms.output import error_result, to_json
+from mcpforms.protocol.context import RequestContext
+from mcpforms.ui import PAGE_TYPES
+
+if TYPE_CHECKING:
+    from mcpforms.models import UrlElicitation
+    from mcpforms.tools import FormTool
+
+logger = logging.getLogger(__name__)
+
+# One salt per purpose: a page token can never pass for a requestState, nor the other way round.
+PAGE_SALT = "mcpforms.pages.link"
+# 2026-07-28 has no elicitationId: the page's row travels in the requestState's pending list.
+PENDING_PREFIX = "url:"
+
+
+def _binding(tool: str, principal: str) -> str:
+    return hashlib.sha256(f"{tool}\n{principal}".encode()).hexdigest()[:32]
+
+
+@dataclass(frozen=True)
+class PageClaim:
+    """What a verified page token names: the elicitation row, and a digest of the tool and principal."""
+
+    elicitation: str
+    binding: str
+
+    def binds(self, *, tool: str, principal: str) -> bool:
+        """Tell whether the token was minted for this tool and this principal."""
+        return self.binding == _binding(tool, principal)
+
+
+class InvalidPageToken(Exception):
+    """A page token that is tampered, truncated or expired; the reason is logged, never shown."""
+
+    def __init__(self, reason: str, *, expired: bool = False) -> None:
+        super().__init__("Invalid or expired link")
+        self.reason = reason
+        self.expired = expired
+
+
+def dump_page_token(*, elicitation: str, tool: str, principal: str) -> str:
+    """Sign the link to one URL-mode page, bound to the principal and the tool.
+
+    Signed data is readable, and a URL must not carry anything about the user (spec §7.3): the token holds
+    the row's random id and a digest of what it is bound to, never the principal itself.
+    """
+    return signing.dumps({"e": elicitation, "b": _binding(tool, principal)}, salt=PAGE_SALT)
+
+
+def load_page_token(token: str) -> PageClaim:
+    """Verify a page token (signature and ``URL_MODE_MAX_AGE``); raise ``InvalidPageToken`` otherwise."""
+    try:
+        payload = signing.loads(token, salt=PAGE_SALT, max_age=conf.URL_MODE_MAX_AGE)
+    except signing.SignatureExpired as error:
+        raise InvalidPageToken(f"expired: {error}", expired=True) from None
+    except (signing.BadSignature, ValueError, UnicodeDecodeError) as error:
+        raise InvalidPageToken(f"bad signature or encoding: {error}") from None
+    if not isinstance(payload, dict):
+        raise InvalidPageToken("malformed payload")
+    elicitation, binding = payload.get("e"), payload.get("b")
+    if not (isinstance(elicitation, str) and isinstance(binding, str)):
+        raise InvalidPageToken("malformed payload")
+    return PageClaim(elicitation, binding)
+
+
+def pending_page(ctx: RequestContext) -> str | None:
+    """The id of the URL-mode page this call's verified requestState is waiting on, if any."""
+    state = ctx.request_state
+    if state is None:
+        return None
+    for item in state.pending:
+        if item.startswith(PENDING_PREFIX):
+            return item.removeprefix(PENDING_PREFIX)
+    return None
+
+
+def _page_kinds(form_tool: FormTool) -> str:
+    kinds = {auto.type for auto in fields_for_form(form_tool.form_class) if auto.type in PAGE_TYPES}
+    return " and ".join(sorted({"password": "a password", "file": "a file"}[kind] for kind in kinds))
+
+
+def ask_page(
+    ctx: RequestContext,
+    *,
+    form_tool: FormTool,
+    values: Mapping[str, Any],
+    problems: Sequence[str],
+    elicitation: UrlElicitation | None = None,
+) -> dict[str, Any]:
+    """Ask the user to fill the form on its Django page: a URL-mode elicitation (spec §7.3).
+
+    ``values`` (never a password or a file: those only come from the page) prefill the page.
+    """
+    from mcpforms.models import UrlElicitation
+
+    what = _page_kinds(form_tool)
+    why = (
+        f"it asks for {what}, which is never sent through the conversation"
+        if what
+        else "it is filled on a web page"
+    )
+    if not ctx.supports_elicitation("url"):
+        details = "".join(f"\n- {problem}" for problem in problems)
+        return error_result(
+            f"The {form_tool.title} form cannot be filled here: {why}, and this client does not support "
+            "URL-mode elicitation (it did not declare elicitation.url). Use a client that supports it."
+            + details
+        )
+    base = conf.BASE_URL
+    if not isinstance(base, str) or not base:
+        logger.warning(
+            "URL-mode elicitation for %r needs MCPFORMS['BASE_URL'] to build its link", form_tool.name
+        )
+        return error_result(
+            f"The {form_tool.title} form needs a web page, but this server has no address for it."
+        )
+    if elicitation is None:
+        # Rows a retry can no longer reach (its requestState expired) are pruned as new ones come.
+        horizon = max(conf.STATE_MAX_AGE, conf.URL_MODE_MAX_AGE)
+        UrlElicitation.objects.filter(created__lt=timezone.now() - timedelta(seconds=horizon)).delete()
+        secret = {auto.name for auto in fields_for_form(form_tool.form_class) if auto.type in PAGE_TYPES}
+        arguments = ctx.arguments if isinstance(ctx.arguments, dict) else {}
+        elicitation = UrlElicitation.objects.create(
+            tool=form_tool.name,
+            principal=ctx.principal,
+            arguments=to_json({name: value for name, value in arguments.items() if name not in secret}),
+            values=to_json({name: value for name, value in values.items() if name not in secret}),
+        )
+    token = dump_page_token(elicitation=str(elicitation.pk), tool=form_tool.name, principal=ctx.principal)
+    try:
+        url = base.rstrip("/") + reverse("mcpforms_ui:page", args=[token])
+    except NoReverseMatch:
+        logger.warning("URL-mode elicitation needs mcpforms.urls in the URLconf (namespace 'mcpforms_ui')")
+        return error_result(
+            f"The {form_tool.title} form needs a web page, but this server does not serve it."
+        )
+    state = ctx.mint_state(fields=(), answers={}, pending=[f"{PENDING_PREFIX}{elicitation.pk}"])
+    return {
+        "resultType": "input_required",
+        "inputRequests": {
+            form_tool.name: {
+                "method": "elicitation/create",
+                "params": {
+                    "mode": "url",
+                    "message": f"Please open this page to fill in the {form_tool.title} form: {why}.",
+                    "url": url,
+                },
+            }
+        },
+        "requestState": state,
+    }
+
+
+def resume_page(ctx: RequestContext, elicitation_id: str, *, form_tool: FormTool) -> dict[str, Any]:
+    """The retry after a URL-mode elicitation: the page's outcome once it is submitted, else ask again.
+
+    ``accept`` only means the user agreed to open the page (spec §7.3): the row says whether they finished.
+    """
+    from mcpforms.models import UrlElicitation
+
+    response = input_response(ctx.input_responses, form_tool.name)
+    if response is not None and response.action in ("decline", "cancel"):
+        verb = "declined" if response.action == "decline" else "cancelled"
+        return error_result(f"The user {verb} the {form_tool.title} form; nothing was submitted.")
+    try:
+        row = UrlElicitation.objects.filter(
+            pk=elicitation_id, tool=form_tool.name, principal=ctx.principal
+        ).first()
+    except ValidationError:  # not a UUID: only a requestState signed by an older scheme could say so
+        row = None
+    if row is None:
+        return error_result(f"The page of the {form_tool.title} form has expired; call the tool again.")
+    if row.result is not None:
+        return dict(row.result)
+    return ask_page(ctx, form_tool=form_tool, values=row.values, problems=(), elicitation=row)
