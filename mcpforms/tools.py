@@ -150,10 +150,12 @@ class FormTool:
     @cached_property
     def uses_app(self) -> bool:
         """Whether MCP Apps hosts get the form UI: not for forms whose passwords or files only the URL-mode
-        page may collect, nor when the tool's path rules the App out."""
+        page may collect, nor when the tool's path rules the App out, nor for ``ask="always"``: the UI's
+        submit tool is one a client without MCP Apps shows the model, which could call it without the
+        user (spec §11.2: the server cannot tell who calls), and "always" promises the user confirms."""
         declared: dict[str, forms.Field] = getattr(self.form_class, "base_fields", {})
         on_page = any(isinstance(f.widget, forms.PasswordInput | forms.FileInput) for f in declared.values())
-        return self.path == "auto" and not on_page
+        return self.path == "auto" and not on_page and self.ask != "always"
 
     @cached_property
     def tool(self) -> Tool:

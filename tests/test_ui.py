@@ -364,3 +364,17 @@ def test_a_prompt_cannot_take_a_password():
     body = CoreClient(server).send("prompts/get", {"name": "login", "arguments": {"username": "ada"}})
     assert body["error"]["code"] == -32602
     assert "password or file" in body["error"]["message"]
+
+
+def test_a_form_the_user_must_always_confirm_has_no_submit_tool_a_model_could_call():
+    from mcpforms.protocol.server import Server
+    from tests.core_client import CoreClient
+
+    server = Server()
+    register(SignupForm, name="confirm", ask="always", server=server)
+    tools = {tool["name"]: tool for tool in CoreClient(server).result("tools/list")["tools"]}
+    assert list(tools) == ["confirm"]
+    assert "_meta" not in tools["confirm"]
+    apps = {"extensions": {"io.modelcontextprotocol/ui": {"mimeTypes": ["text/html;profile=mcp-app"]}}}
+    first = CoreClient(server, capabilities={**apps, "elicitation": {}}).call("confirm", {"email": "a@b.co"})
+    assert first["resultType"] == "input_required"  # an elicitation, even on an MCP Apps host
