@@ -20,7 +20,7 @@ from django.utils import timezone
 
 from mcpforms.answers import input_response
 from mcpforms.conf import conf
-from mcpforms.fields import fields_for_form
+from mcpforms.fields import form_fields
 from mcpforms.output import error_result, to_json
 from mcpforms.protocol.context import RequestContext
 from mcpforms.ui import PAGE_TYPES
@@ -99,7 +99,7 @@ def pending_page(ctx: RequestContext) -> str | None:
 
 
 def _page_kinds(form_tool: FormTool) -> str:
-    kinds = {auto.type for auto in fields_for_form(form_tool.form_class) if auto.type in PAGE_TYPES}
+    kinds = {auto.type for auto in form_fields(form_tool.form_class) if auto.type in PAGE_TYPES}
     return " and ".join(sorted({"password": "a password", "file": "a file"}[kind] for kind in kinds))
 
 
@@ -142,7 +142,7 @@ def ask_page(
         # Rows a retry can no longer reach (its requestState expired) are pruned as new ones come.
         horizon = max(conf.STATE_MAX_AGE, conf.URL_MODE_MAX_AGE)
         UrlElicitation.objects.filter(created__lt=timezone.now() - timedelta(seconds=horizon)).delete()
-        secret = {auto.name for auto in fields_for_form(form_tool.form_class) if auto.type in PAGE_TYPES}
+        secret = {auto.name for auto in form_fields(form_tool.form_class) if auto.type in PAGE_TYPES}
         arguments = ctx.arguments if isinstance(ctx.arguments, dict) else {}
         elicitation = UrlElicitation.objects.create(
             tool=form_tool.name,

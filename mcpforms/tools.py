@@ -20,7 +20,7 @@ from django.db import IntegrityError, models, transaction
 from django.utils.text import camel_case_to_spaces
 
 from mcpforms import pages, ui
-from mcpforms.fields import _converter_for, fields_for_form
+from mcpforms.fields import _converter_for, fields_for_form, form_fields
 from mcpforms.flow import ASK_MODES, Ask, Asking, FormFlow, NeedsPage, Ready, Refused, Showing, run
 from mcpforms.output import error_result, to_json, tool_result
 from mcpforms.protocol.context import RequestContext
@@ -351,7 +351,7 @@ def _silent(ctx: RequestContext) -> RequestContext:
 
 
 def _given(arguments: Any, form_tool: FormTool) -> dict[str, Any]:
-    known = {auto.name for auto in fields_for_form(form_tool.form_class) if auto.type not in ui.PAGE_TYPES}
+    known = {auto.name for auto in form_fields(form_tool.form_class) if auto.type not in ui.PAGE_TYPES}
     return {k: v for k, v in arguments.items() if k in known} if isinstance(arguments, dict) else {}
 
 
