@@ -40,6 +40,9 @@ FieldType = Literal[
     "hidden",
 ]
 FIELD_TYPES: frozenset[str] = frozenset(FieldType.__args__)  # type: ignore[attr-defined]
+# Secrets and files never travel through the conversation: not as arguments, not in form mode (spec §7.2),
+# not in a state token, not through an App's tools/call. Only the URL-mode page collects them (§7.3).
+PAGE_TYPES: frozenset[str] = frozenset({"password", "file"})
 
 Number = int | float
 
@@ -293,7 +296,7 @@ def _iso_default(kind: str, initial: Any) -> str | None:
 
 def _json_default(auto: AutoFormField, initial: Any) -> Any:
     """Return ``initial`` as the JSON value the field would submit, or None when it does not fit."""
-    if initial is None or auto.type in ("password", "file"):
+    if initial is None or auto.type in PAGE_TYPES:
         return None
     if isinstance(initial, models.Model):
         initial = initial.pk
@@ -412,6 +415,7 @@ def fields_for_model(
 
 __all__ = [
     "FIELD_TYPES",
+    "PAGE_TYPES",
     "AutoFormField",
     "FieldType",
     "FormConversionError",

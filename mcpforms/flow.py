@@ -21,12 +21,9 @@ from typing import Any, Literal
 from django import forms
 
 from mcpforms.answers import MISSING, accepted_value, input_response, validate_with_form
-from mcpforms.fields import AutoFormField, form_fields
+from mcpforms.fields import PAGE_TYPES, AutoFormField, form_fields
 from mcpforms.protocol.context import RequestContext
 from mcpforms.schema import OTHER_PATH_TYPES, form_input_request
-
-# Never asked in form mode nor in the App: only the URL-mode page collects these (spec §7.2, §7.3).
-PAGE_TYPES: frozenset[str] = frozenset({"password", "file"})
 
 Ask = Literal["missing", "always", "never"]
 ASK_MODES: tuple[str, ...] = ("missing", "always", "never")
@@ -110,7 +107,7 @@ def _argument_values(arguments: Any, by_name: Mapping[str, AutoFormField]) -> di
     values: dict[str, Any] = {}
     for name, value in arguments.items():
         field = by_name.get(name)
-        if field is None or field.type in ("password", "file"):  # secrets and files never come this way
+        if field is None or field.type in PAGE_TYPES:  # secrets and files never come this way
             continue
         if _is_plain_json(value):
             values[name] = value

@@ -20,10 +20,9 @@ from django.utils import timezone
 
 from mcpforms.answers import input_response
 from mcpforms.conf import conf
-from mcpforms.fields import form_fields
+from mcpforms.fields import PAGE_TYPES, form_fields
 from mcpforms.output import error_result, to_json
 from mcpforms.protocol.context import RequestContext
-from mcpforms.ui import PAGE_TYPES
 
 if TYPE_CHECKING:
     from mcpforms.models import UrlElicitation

@@ -9,11 +9,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from mcpforms.fields import AutoFormField
+from mcpforms.fields import PAGE_TYPES, AutoFormField
 
 # Form mode must not carry secrets (spec §7.2) and cannot carry files; hidden fields are not the user's to
 # fill. These fields take another path: URL-mode elicitation or the HTML form.
-OTHER_PATH_TYPES: frozenset[str] = frozenset({"password", "file", "hidden"})
+OTHER_PATH_TYPES: frozenset[str] = PAGE_TYPES | {"hidden"}
 
 _STRING_FORMATS = {"email": "email", "url": "uri", "date": "date", "datetime": "date-time"}
 

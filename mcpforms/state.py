@@ -22,14 +22,12 @@ from django.conf import settings
 from django.core import signing
 
 from mcpforms.conf import conf
-from mcpforms.fields import AutoFormField
+from mcpforms.fields import PAGE_TYPES, AutoFormField
 
 logger = logging.getLogger(__name__)
 
 SALT = "mcpforms.state.request"
 ANONYMOUS = "anonymous"
-# Never stored in a state token: secrets must not travel to the client, and files cannot.
-UNSTORABLE_TYPES: frozenset[str] = frozenset({"password", "file"})
 
 
 class InvalidState(Exception):
@@ -94,7 +92,7 @@ def dump_state(
     version: str | None = None,
 ) -> str:
     """Mint a token carrying the answers so far; values of password and file fields are left out."""
-    storable = {f.name for f in fields if f.type not in UNSTORABLE_TYPES}
+    storable = {f.name for f in fields if f.type not in PAGE_TYPES}
     payload = {
         "tool": tool,
         "args": arguments_digest(arguments),

@@ -20,7 +20,7 @@ from django.db import IntegrityError, models, transaction
 from django.utils.text import camel_case_to_spaces
 
 from mcpforms import pages, ui
-from mcpforms.fields import _converter_for, fields_for_form, form_fields
+from mcpforms.fields import PAGE_TYPES, _converter_for, fields_for_form, form_fields
 from mcpforms.flow import ASK_MODES, Ask, Asking, FormFlow, NeedsPage, Ready, Refused, Showing, run
 from mcpforms.output import error_result, to_json, tool_result
 from mcpforms.protocol.context import RequestContext
@@ -117,7 +117,7 @@ class FormTool:
                 "description": f"The {self.lookup} of the object to change.",
             }
         for auto in fields_for_form(self.form_class):
-            if auto.type in ("password", "file"):
+            if auto.type in PAGE_TYPES:
                 continue  # never through the model: URL mode or the HTML form collect these
             prop: dict[str, Any] = (
                 property_schema(auto) if auto.type not in OTHER_PATH_TYPES else {"type": "string"}
@@ -351,7 +351,7 @@ def _silent(ctx: RequestContext) -> RequestContext:
 
 
 def _given(arguments: Any, form_tool: FormTool) -> dict[str, Any]:
-    known = {auto.name for auto in form_fields(form_tool.form_class) if auto.type not in ui.PAGE_TYPES}
+    known = {auto.name for auto in form_fields(form_tool.form_class) if auto.type not in PAGE_TYPES}
     return {k: v for k, v in arguments.items() if k in known} if isinstance(arguments, dict) else {}
 
 

@@ -16,7 +16,7 @@ from django import forms
 from django.http import HttpRequest
 from django.template.loader import render_to_string
 
-from mcpforms.fields import AutoFormField, fields_for_form
+from mcpforms.fields import PAGE_TYPES, AutoFormField, fields_for_form
 from mcpforms.protocol.context import RequestContext
 from mcpforms.protocol.primitives import Resource
 from mcpforms.schema import form_input_request
@@ -33,9 +33,6 @@ MIME_TYPE = "text/html;profile=mcp-app"
 UI_PROTOCOL_VERSION = "2026-01-26"
 URI_PREFIX = "ui://mcpforms/"
 TEMPLATE = "mcpforms/form.html"
-# Form mode must not carry secrets and cannot carry files (spec §7.2), and an App would have to send them
-# through the host's tools/call: these fields are only ever entered on the URL-mode page.
-PAGE_TYPES: frozenset[str] = frozenset({"password", "file"})
 # Everything is inline, so the App needs no origin at all (spec §11.3: hosts deny what is not declared).
 RESOURCE_META: dict[str, Any] = {
     "ui": {"csp": {"connectDomains": [], "resourceDomains": []}, "prefersBorder": True}
