@@ -15,7 +15,7 @@ from mcpforms.flow import Asking, FormFlow, NeedsPage, Ready, Refused, Showing, 
 from mcpforms.protocol.context import RequestContext
 from mcpforms.protocol.errors import invalid_params
 from mcpforms.protocol.primitives import Prompt, PromptArgument
-from mcpforms.tools import ASKS_LATER, RegistrationError, check_convertible, default_name, describe_form
+from mcpforms.tools import RegistrationError, check_convertible, default_name, describe_form
 
 
 @dataclass(frozen=True)
@@ -95,7 +95,7 @@ def form_prompt(
         form_class=form_class,
         template=template,
         title=prompt_title,
-        description=describe_form(form_class, description, prompt_title).removesuffix(f" {ASKS_LATER}"),
+        description=describe_form(form_class, description, prompt_title),
         message=message or f"Please fill in: {prompt_title}",
     )
     return form_prompt

@@ -365,7 +365,7 @@ def find_form_tool(server: Server, name: str) -> FormTool | None:
 def describe_form(form_class: type[forms.BaseForm], description: str | None, title: str) -> str:
     # A class's own docstring only: __doc__ is not inherited, so Form's docstring never leaks in.
     text = description or (inspect.cleandoc(form_class.__doc__) if form_class.__doc__ else "")
-    return f"{text or f'Fill in the {title} form.'} {ASKS_LATER}"
+    return text or f"Fill in the {title} form."
 
 
 def form_tool(
@@ -408,7 +408,7 @@ def form_tool(
         form_class=form_class,
         handler=handler or _save_or_echo,
         title=tool_title,
-        description=describe_form(form_class, description, tool_title),
+        description=f"{describe_form(form_class, description, tool_title)} {ASKS_LATER}",
         message=message or f"Please fill in: {tool_title}",
         ask=ask,
         permission=permission,
