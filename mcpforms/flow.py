@@ -43,6 +43,13 @@ class FormFlow:
     ask: Ask = "missing"
     form_kwargs: Callable[[RequestContext], Mapping[str, Any]] | None = None
 
+    def kwargs_for(self, ctx: RequestContext, *, instance: Any = None) -> dict[str, Any]:
+        """The keyword arguments the form is built with for this request (and the object it updates)."""
+        kwargs = dict(self.form_kwargs(ctx)) if self.form_kwargs else {}
+        if instance is not None:
+            kwargs["instance"] = instance
+        return kwargs
+
 
 @dataclass(frozen=True)
 class Ready:
@@ -145,9 +152,7 @@ def run(
 
     With ``app`` the host renders the form UI: what is still needed is ``Showing`` rather than ``Asking``.
     """
-    kwargs = dict(flow.form_kwargs(ctx)) if flow.form_kwargs else {}
-    if instance is not None:
-        kwargs["instance"] = instance
+    kwargs = flow.kwargs_for(ctx, instance=instance)
     fields = form_fields(flow.form_class, **kwargs)
     by_name = {field.name: field for field in fields}
     askable = [field for field in fields if field.type not in OTHER_PATH_TYPES]

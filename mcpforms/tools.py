@@ -299,9 +299,8 @@ class FormTool:
 
     def read_ui(self, ctx: RequestContext, uri: str) -> dict[str, Any]:
         """The ``ui://`` resource: the form rendered by ``mcpforms/form.html`` as an MCP App (spec §11.3)."""
-        kwargs = dict(self.form_kwargs(ctx)) if self.form_kwargs else {}
         html = ui.render_form(
-            self.form_class(**kwargs),
+            self.form_class(**self.flow.kwargs_for(ctx)),
             title=self.title,
             description=self.message,
             mode="app",
@@ -313,10 +312,7 @@ class FormTool:
         self, ctx: RequestContext, *, data: Any = None, files: Any = None, initial: Any = None
     ) -> forms.BaseForm:
         """The form of the URL-mode page, bound to the submitted ``data`` and ``files`` when given."""
-        kwargs = dict(self.form_kwargs(ctx)) if self.form_kwargs else {}
-        instance = self._instance(ctx, ctx.arguments)
-        if instance is not None:
-            kwargs["instance"] = instance
+        kwargs = self.flow.kwargs_for(ctx, instance=self._instance(ctx, ctx.arguments))
         if data is None:
             return self.form_class(initial=initial, **kwargs)
         return self.form_class(data=data, files=files, **kwargs)
@@ -338,7 +334,7 @@ class FormTool:
                     return error_result(
                         f"This {self.title} form was already submitted; it was not submitted again."
                     )
-            return tool_result(self.handler(ctx, ready.form))
+            return self.run_handler(ctx, ready.form)
 
 
 class _ToolRefusal(Exception):
