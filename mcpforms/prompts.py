@@ -15,7 +15,7 @@ from mcpforms.flow import Asking, FormFlow, NeedsPage, Ready, Refused, Showing, 
 from mcpforms.protocol.context import RequestContext
 from mcpforms.protocol.errors import invalid_params
 from mcpforms.protocol.primitives import Prompt, PromptArgument
-from mcpforms.tools import RegistrationError, check_convertible, default_name, describe_form
+from mcpforms.tools import RegistrationError, check_convertible, check_name, default_name, describe_form
 
 
 @dataclass(frozen=True)
@@ -89,6 +89,7 @@ def form_prompt(
         if unknown:
             raise RegistrationError(f"Prompt template names unknown fields: {', '.join(sorted(unknown))}.")
     prompt_name = default_name(form_class) if name is None else name
+    check_name(prompt_name, kind="Prompt")
     prompt_title = title or prompt_name.replace("_", " ").capitalize()
     form_prompt = FormPrompt(
         name=prompt_name,

@@ -23,7 +23,7 @@ from mcpforms.protocol.context import RequestContext
 from mcpforms.protocol.errors import invalid_params
 from mcpforms.protocol.primitives import Prompt, ResourceTemplate, Tool
 from mcpforms.protocol.server import Server, default_server
-from mcpforms.tools import TOOL_NAME, FormTool, Handler, RegistrationError, find_form_tool, form_tool
+from mcpforms.tools import FormTool, Handler, RegistrationError, find_form_tool, form_tool
 
 H = TypeVar("H", bound=Handler)
 
@@ -66,8 +66,6 @@ class Registry:
         return [form_prompt.prompt for form_prompt in self.prompts.values()]
 
     def _claim(self, name: str, taken: Mapping[str, Any], kind: str) -> None:
-        if not TOOL_NAME.fullmatch(name):
-            raise RegistrationError(f"{kind} name {name!r} must be 1-64 characters of A-Z a-z 0-9 _ . -")
         if name in taken:
             raise RegistrationError(f"A {kind.lower()} named {name!r} is already registered.")
 

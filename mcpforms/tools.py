@@ -69,6 +69,12 @@ def _save_or_echo(request: RequestContext, form: forms.BaseForm) -> Any:
     return saved
 
 
+def check_name(name: str, *, kind: str) -> None:
+    """Raise ``RegistrationError`` unless ``name`` fits ``TOOL_NAME`` (prompts follow the same rule)."""
+    if not TOOL_NAME.fullmatch(name):
+        raise RegistrationError(f"{kind} name {name!r} must be 1-64 characters of A-Z a-z 0-9 _ . -")
+
+
 def check_convertible(form_class: type[forms.BaseForm]) -> None:
     """Raise ``RegistrationError`` when a declared field has no mapping (without instantiating the form)."""
     declared: dict[str, forms.Field] = getattr(form_class, "base_fields", {})  # set by the form metaclass
@@ -396,8 +402,7 @@ def form_tool(
         raise RegistrationError(f"update=True needs a ModelForm; {form_class.__name__} is not one.")
     check_convertible(form_class)
     tool_name = default_name(form_class) if name is None else name
-    if not TOOL_NAME.fullmatch(tool_name):
-        raise RegistrationError(f"Tool name {tool_name!r} must be 1-64 characters of A-Z a-z 0-9 _ . -")
+    check_name(tool_name, kind="Tool")
     tool_title = title or tool_name.replace("_", " ").capitalize()
     return FormTool(
         name=tool_name,

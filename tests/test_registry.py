@@ -124,3 +124,8 @@ def test_an_output_schema_is_declared_with_the_tool():
     tool = server.tools.get("signup")
     assert tool is not None
     assert tool.entry["outputSchema"] == schema
+
+
+def test_bad_prompt_names_are_refused():
+    with pytest.raises(RegistrationError, match="Prompt name 'has space' must be 1-64 characters"):
+        register_prompt(SignupForm, name="has space", template="{email}", server=Server())
