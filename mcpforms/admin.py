@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django import forms
 from django.contrib import admin
@@ -19,15 +19,30 @@ from mcpforms.protocol.server import default_server
 from mcpforms.registry import registry_for
 from mcpforms.schema import form_schema
 
+# django-stubs makes these classes generic for the type checker only. At run time they cannot be
+# subscripted unless django_stubs_ext.monkeypatch() ran, and a project that installs mcpforms has no
+# reason to run it: so the subscripted bases exist for mypy alone.
+if TYPE_CHECKING:
+    FieldDefinitionModelForm = forms.ModelForm[FieldDefinition]
+    FormDefinitionModelForm = forms.ModelForm[FormDefinition]
+    SubmissionModelForm = forms.ModelForm[Submission]
+    FieldDefinitionTabularInline = admin.TabularInline[FieldDefinition, FormDefinition]
+    FormDefinitionModelAdmin = admin.ModelAdmin[FormDefinition]
+    SubmissionModelAdmin = admin.ModelAdmin[Submission]
+else:
+    FieldDefinitionModelForm = FormDefinitionModelForm = SubmissionModelForm = forms.ModelForm
+    FieldDefinitionTabularInline = admin.TabularInline
+    FormDefinitionModelAdmin = SubmissionModelAdmin = admin.ModelAdmin
 
-class FieldDefinitionForm(forms.ModelForm[FieldDefinition]):
+
+class FieldDefinitionForm(FieldDefinitionModelForm):
     class Meta:
         model = FieldDefinition
         fields = "__all__"
         widgets = {"choices": forms.Textarea(attrs={"rows": 3, "cols": 24})}
 
 
-class FieldDefinitionInline(admin.TabularInline[FieldDefinition, FormDefinition]):
+class FieldDefinitionInline(FieldDefinitionTabularInline):
     model = FieldDefinition
     form = FieldDefinitionForm
     extra = 1
@@ -52,7 +67,7 @@ class FieldDefinitionInline(admin.TabularInline[FieldDefinition, FormDefinition]
         return super().get_formset(request, obj, validate_min=True, **kwargs)
 
 
-class FormDefinitionForm(forms.ModelForm[FormDefinition]):
+class FormDefinitionForm(FormDefinitionModelForm):
     class Meta:
         model = FormDefinition
         fields = "__all__"
@@ -71,7 +86,7 @@ class FormDefinitionForm(forms.ModelForm[FormDefinition]):
 
 
 @admin.register(FormDefinition)
-class FormDefinitionAdmin(admin.ModelAdmin[FormDefinition]):
+class FormDefinitionAdmin(FormDefinitionModelAdmin):
     form = FormDefinitionForm
     inlines = [FieldDefinitionInline]
     list_display = ["name", "title", "enabled", "ask", "version", "updated"]
@@ -108,14 +123,14 @@ class FormDefinitionAdmin(admin.ModelAdmin[FormDefinition]):
         return format_html('<div class="mcpforms-preview">{}</div>', form_class().as_div())
 
 
-class SubmissionAdminForm(forms.ModelForm[Submission]):
+class SubmissionAdminForm(SubmissionModelForm):
     class Meta:
         model = Submission
         fields = ["status"]
 
 
 @admin.register(Submission)
-class SubmissionAdmin(admin.ModelAdmin[Submission]):
+class SubmissionAdmin(SubmissionModelAdmin):
     form = SubmissionAdminForm
     list_display = ["__str__", "tool_name", "user", "status", "created"]
     list_filter = ["status", "definition", "created"]

@@ -3,11 +3,6 @@
 import os
 from pathlib import Path
 
-import django_stubs_ext
-
-# Lets the demo and tests write ModelAdmin[Ticket] and friends, as the type checker wants.
-django_stubs_ext.monkeypatch()
-
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 # Local demo only: a real deployment sets its own secret through the environment.

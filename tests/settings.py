@@ -3,11 +3,6 @@
 import os
 from urllib.parse import unquote, urlsplit
 
-import django_stubs_ext
-
-# Lets the demo and tests write ModelAdmin[Ticket] and friends, as the type checker wants.
-django_stubs_ext.monkeypatch()
-
 SECRET_KEY = "tests-only-secret-key-0123456789abcdef0123456789abcdef"
 DEBUG = False
 ALLOWED_HOSTS = ["testserver", "127.0.0.1", "localhost"]

@@ -18,7 +18,7 @@ from tests.testapp.models import Colour, Gadget
 pytestmark = pytest.mark.django_db
 
 
-class GadgetForm(forms.ModelForm[Gadget]):
+class GadgetForm(forms.ModelForm):
     """Add a gadget to the catalogue."""
 
     class Meta:

@@ -4,7 +4,7 @@ from project.demo.models import Ticket
 
 
 @admin.register(Ticket)
-class TicketAdmin(admin.ModelAdmin[Ticket]):
+class TicketAdmin(admin.ModelAdmin):
     list_display = ["subject", "priority", "due", "created"]
     list_filter = ["priority"]
     search_fields = ["subject", "body"]

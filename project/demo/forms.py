@@ -14,7 +14,7 @@ class SignupForm(forms.Form):
     newsletter = forms.BooleanField(required=False, label="Send me the newsletter")
 
 
-class TicketForm(forms.ModelForm[Ticket]):
+class TicketForm(forms.ModelForm):
     """Open a support ticket."""
 
     class Meta:
