@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 NPM_STAMP := node_modules/.installed
 PG_URL ?= postgres://postgres@127.0.0.1:5432/test
 
-.PHONY: run test lint types pytest pytest-sqlite pytest-postgres conformance chromium clean
+.PHONY: run test lint types pytest pytest-sqlite pytest-postgres install-test matrix conformance chromium clean
 
 # The virtualenv is rebuilt whenever pyproject.toml changes, so a fresh clone needs nothing installed by hand.
 # pip learned dependency groups (PEP 735) in 25.1, hence the upgrade first.
@@ -36,14 +36,14 @@ run: $(STAMP)
 	$(BIN)/python manage.py seed_demo
 	$(BIN)/python manage.py runserver 127.0.0.1:8000
 
-test: lint types pytest conformance
+test: lint types pytest install-test matrix conformance
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
 types: $(STAMP)
-	$(BIN)/mypy mcpforms project tests bench
+	$(BIN)/mypy mcpforms project tests bench noxfile.py
 
 # The suite runs on SQLite always, and again on PostgreSQL when a server answers on 127.0.0.1:5432.
 pytest: pytest-sqlite pytest-postgres
@@ -52,18 +52,27 @@ pytest: pytest-sqlite pytest-postgres
 
 pytest-sqlite: $(STAMP) $(NPM_STAMP) chromium
 	rm -f .coverage .coverage.*
-	$(BIN)/coverage run --parallel-mode -m pytest -q
+	$(BIN)/coverage run --parallel-mode -m pytest -q --ignore=tests/install
 
 pytest-postgres: $(STAMP) $(NPM_STAMP) chromium
 	@if $(BIN)/python -c "import socket; socket.create_connection(('127.0.0.1', 5432), 1)" 2>/dev/null; then \
-		DATABASE_URL=$(PG_URL) $(BIN)/coverage run --parallel-mode -m pytest -q; \
+		DATABASE_URL=$(PG_URL) $(BIN)/coverage run --parallel-mode -m pytest -q --ignore=tests/install; \
 	else \
 		echo "PostgreSQL is not reachable on 127.0.0.1:5432: skipping the PostgreSQL run."; \
 	fi
+
+# The user's path: build the sdist and wheel, install the wheel alone into a fresh virtualenv, and serve a
+# tool from a `django-admin startproject` project that took the README's steps (tests/install).
+install-test: $(STAMP)
+	$(BIN)/python -m pytest -q tests/install
+
+# The suite on every supported Django × Python pair (noxfile.py); a pair whose Python is missing is skipped.
+matrix: $(STAMP) $(NPM_STAMP) chromium
+	$(BIN)/nox
 
 # The official MCP conformance suite, 2026-07-28 requirements, against the fixture server in tests/conformance.
 conformance: $(STAMP) $(NPM_STAMP)
 	$(BIN)/python -m tests.conformance.run
 
 clean:
-	rm -rf $(VENV) node_modules .coverage .coverage.* .mypy_cache .ruff_cache .pytest_cache
+	rm -rf $(VENV) .nox node_modules .coverage .coverage.* .mypy_cache .ruff_cache .pytest_cache

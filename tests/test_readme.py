@@ -10,7 +10,8 @@ README = ROOT / "README.md"
 
 
 def python_blocks() -> list[str]:
-    return re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.DOTALL)
+    # Top-level blocks only: the indented ones are the steps of "Use it in your project" (tests/install).
+    return re.findall(r"^```python\n(.*?)^```", README.read_text(), flags=re.DOTALL | re.MULTILINE)
 
 
 def test_the_core_api_example_runs():

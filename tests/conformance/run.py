@@ -35,28 +35,41 @@ def free_port() -> int:
         return port
 
 
-def start_server(port: int, log: Path, *, env: Mapping[str, str] | None = None) -> subprocess.Popen[bytes]:
+def start_server(
+    port: int,
+    log: Path,
+    *,
+    env: Mapping[str, str] | None = None,
+    python: str = sys.executable,
+    project: Path = ROOT,
+) -> subprocess.Popen[bytes]:
     """Start ``runserver`` (threaded, which server-sse-multiple-streams needs) with the fixtures' settings,
-    or with ``env`` when given (another settings module, say).
+    or with ``env`` when given (another settings module, say); ``python`` and ``project`` serve another
+    project from another virtualenv (the install test's).
 
     Its output goes to ``log``, never to a pipe: runserver logs every request, and a pipe nobody reads
     fills up and blocks the server mid-run.
     """
     if env is None:
         env = {**os.environ, "DJANGO_SETTINGS_MODULE": "tests.conformance.settings", "PYTHONUNBUFFERED": "1"}
-    command = [sys.executable, "manage.py", "runserver", "--noreload", "--skip-checks", f"127.0.0.1:{port}"]
+    command = [python, "manage.py", "runserver", "--noreload", "--skip-checks", f"127.0.0.1:{port}"]
     log.parent.mkdir(parents=True, exist_ok=True)
     with log.open("wb") as output:
-        return subprocess.Popen(command, cwd=ROOT, env=env, stdout=output, stderr=subprocess.STDOUT)
+        return subprocess.Popen(command, cwd=project, env=env, stdout=output, stderr=subprocess.STDOUT)
 
 
 @contextmanager
 def running_server(
-    log: Path, *, env: Mapping[str, str] | None = None, port: int | None = None
+    log: Path,
+    *,
+    env: Mapping[str, str] | None = None,
+    port: int | None = None,
+    python: str = sys.executable,
+    project: Path = ROOT,
 ) -> Iterator[int]:
     """Serve on ``port`` (a free one by default) until the block ends; yield the port. It always stops."""
     port = free_port() if port is None else port
-    server = start_server(port, log, env=env)
+    server = start_server(port, log, env=env, python=python, project=project)
     try:
         wait_until_listening(port, server, log)
         yield port

@@ -115,9 +115,9 @@ README_URL = "http://127.0.0.1:8000/mcp"
 def readme_example(fence: str, marker: str) -> tuple[str, str]:
     """The README block of ``fence`` language containing ``marker``, and the ```text block after it."""
     found = re.search(
-        rf"```{fence}\n((?:(?!```).)*{re.escape(marker)}.*?)```\s*```text\n(.*?)```",
+        rf"^```{fence}\n((?:(?!```).)*{re.escape(marker)}.*?)```\s*```text\n(.*?)```",
         README.read_text(),
-        re.DOTALL,
+        re.DOTALL | re.MULTILINE,
     )
     assert found, f"the README lost its {marker!r} example"
     return found[1], found[2]
