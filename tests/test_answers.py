@@ -307,3 +307,34 @@ def test_model_choice_answers_bind_to_instances():
     assert outcome.is_valid, outcome.errors
     assert outcome.cleaned_data["colour"] == red
     assert list(outcome.cleaned_data["tags"]) == [red]
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "accepted"),
+    [
+        (AutoFormField("n", type="integer", min=18), 18, 18),
+        (AutoFormField("n", type="integer", min=18), 17, None),
+        (AutoFormField("n", type="integer", min=18), -5, None),
+        (AutoFormField("n", type="integer", max=120), 120, 120),
+        (AutoFormField("n", type="integer", max=120), 121, None),
+        (AutoFormField("n", type="integer", min=0), 0, 0),
+        (AutoFormField("n", type="integer", min=0), -1, None),
+        (AutoFormField("n", type="number", max=0), 0.5, None),
+        (AutoFormField("n", type="number", min=0.5), 0.5, 0.5),
+        (AutoFormField("n", type="number", min=0.5), 0.49, None),
+        (AutoFormField("n", type="number", min=0.5), 1, 1),
+        (AutoFormField("s", max=0), "a", None),
+        (AutoFormField("m", options=(Option("a"), Option("b")), multiple=True, min=1), [], None),
+        (AutoFormField("m", options=(Option("a"), Option("b")), multiple=True, max=0), ["a"], None),
+    ],
+)
+def test_bounds_are_inclusive_and_a_bound_of_zero_or_a_fraction_is_enforced(field, value, accepted):
+    expected = {} if accepted is None else {field.name: accepted}
+    assert accepted_form_input(answer({field.name: value}), "form", [field]) == expected
+
+
+def test_an_age_below_the_forms_minimum_is_not_accepted():
+    content = {"email": "ada@example.com", "plan": "pro", "age": 17}
+    assert accepted_form_input(answer(content), "form", SIGNUP) == {"email": "ada@example.com", "plan": "pro"}
+    content["age"] = 18
+    assert accepted_form_input(answer(content), "form", SIGNUP) == content

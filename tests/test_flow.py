@@ -8,6 +8,7 @@ import mcp_types
 import pytest
 from django import forms
 from django.contrib.auth.models import AnonymousUser, Permission, User
+from django.core.exceptions import ValidationError
 
 from mcpforms.protocol.server import Server
 from mcpforms.registry import register, register_prompt
@@ -483,3 +484,235 @@ def test_the_flow_tolerates_arguments_that_are_not_an_object():
     outcome = run(FormFlow(SignupForm, key="x", message="m"), ctx, None)
     assert isinstance(outcome, Refused)
     assert "Email (email): This field is required." in outcome.text
+
+
+# ---- form_kwargs: a form whose __init__ takes the user ---------------------------------------------------
+
+TEAMS = {"ada": ["engines", "looms"], "bob": ["bridges"]}
+
+
+class ProjectForm(forms.Form):
+    """Start a project in one of your teams."""
+
+    name = forms.CharField()
+    team = forms.ChoiceField(choices=[])
+
+    def __init__(self, *args: Any, user: Any = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        teams = TEAMS.get(getattr(user, "username", ""), [])
+        team = self.fields["team"]
+        assert isinstance(team, forms.ChoiceField)
+        team.choices = [(slug, slug.title()) for slug in teams]
+        team.initial = teams[0] if teams else None
+
+
+def _project_server(runs: list[dict[str, Any]]) -> Server:
+    server = Server()
+
+    @register(ProjectForm, server=server, form_kwargs=lambda request: {"user": request.user})
+    def project(request, form):
+        runs.append(dict(form.cleaned_data))
+        return "Started."
+
+    return server
+
+
+def test_form_kwargs_build_the_form_for_the_caller_and_it_is_asked_accordingly(runs, over_http):
+    ada = User.objects.create(username="ada")
+    client = CoreClient(_project_server(runs), user=ada, over_http=over_http)
+    first = client.call("project", {"name": "Analytical"})
+    team = asked(first, "project")["requestedSchema"]["properties"]["team"]
+    assert team["oneOf"] == [{"const": "engines", "title": "Engines"}, {"const": "looms", "title": "Looms"}]
+    assert team["default"] == "engines"  # the initial the user's form set
+    done = client.answer(first, "project", {"name": "Analytical"}, project=accept(team="looms"))
+    assert text(done) == "Started."
+    assert runs == [{"name": "Analytical", "team": "looms"}]
+
+
+def test_form_kwargs_validate_against_the_callers_form(runs, over_http):
+    server = _project_server(runs)
+    ada = User.objects.create(username="ada")
+    bob = User.objects.create(username="bob")
+    arguments = {"name": "Tower", "team": "bridges"}
+    first = CoreClient(server, user=ada, over_http=over_http).call("project", arguments)
+    assert (
+        "Team (team): Select a valid choice. bridges is not one of the available choices."
+        in asked(first, "project")["message"]
+    )
+    assert runs == []
+    done = CoreClient(server, user=bob, over_http=over_http).call("project", arguments)
+    assert text(done) == "Started."
+    assert runs == [{"name": "Tower", "team": "bridges"}]
+
+
+# ---- form-level errors (clean()) --------------------------------------------------------------------------
+
+
+class MeetingForm(forms.Form):
+    """Book a meeting room."""
+
+    start = forms.IntegerField(min_value=0, max_value=23)
+    end = forms.IntegerField(min_value=0, max_value=23)
+    topic = forms.CharField(required=False)
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean() or {}
+        start, end = cleaned.get("start"), cleaned.get("end")
+        if start is not None and end is not None and end <= start:
+            raise ValidationError("The meeting must end after it starts.")
+        return cleaned
+
+
+def test_a_form_level_error_re_asks_every_field_with_the_forms_message(runs, over_http):
+    server = Server()
+
+    @register(MeetingForm, server=server, message="Book a room")
+    def meeting(request, form):
+        runs.append(dict(form.cleaned_data))
+        return "Booked."
+
+    client = CoreClient(server, over_http=over_http)
+    arguments = {"start": 10, "end": 9, "topic": "Plans"}
+    first = client.call("meeting", arguments)
+    params = asked(first, "meeting")
+    assert params["message"] == "Book a room\nPlease correct:\n- The meeting must end after it starts."
+    properties = params["requestedSchema"]["properties"]
+    # Every field, even those valid on their own: the user fixes a combination.
+    assert {name: prop.get("default") for name, prop in properties.items()} == {
+        "start": 10,
+        "end": 9,
+        "topic": "Plans",
+    }
+    assert runs == []
+
+    # Still wrong after an answer: every field is asked again, not only the ones with errors.
+    second = client.answer(first, "meeting", arguments, meeting=accept(start=12, end=11, topic="Plans"))
+    params = asked(second, "meeting")
+    assert "The meeting must end after it starts." in params["message"]
+    assert list(params["requestedSchema"]["properties"]) == ["start", "end", "topic"]
+    assert runs == []
+
+    done = client.answer(second, "meeting", arguments, meeting=accept(start=12, end=13, topic="Plans"))
+    assert text(done) == "Booked."
+    assert runs == [{"start": 12, "end": 13, "topic": "Plans"}]
+
+
+# ---- multi-selects ---------------------------------------------------------------------------------------
+
+
+class PizzaForm(forms.Form):
+    """Order a pizza."""
+
+    size = forms.ChoiceField(choices=[("s", "Small"), ("l", "Large")])
+    toppings = forms.MultipleChoiceField(choices=[("ham", "Ham"), ("egg", "Egg"), ("cheese", "Cheese")])
+
+
+def _pizza_client(runs: list[dict[str, Any]], over_http: bool) -> CoreClient:
+    server = Server()
+
+    @register(PizzaForm, server=server, message="Your order")
+    def pizza(request, form):
+        runs.append(dict(form.cleaned_data))
+        return "Ordered."
+
+    return CoreClient(server, over_http=over_http)
+
+
+def test_a_multi_select_passed_as_an_argument_reaches_the_handler(runs, over_http):
+    client = _pizza_client(runs, over_http)
+    assert text(client.call("pizza", {"size": "l", "toppings": ["ham", "cheese"]})) == "Ordered."
+    assert runs == [{"size": "l", "toppings": ["ham", "cheese"]}]
+
+
+def test_a_multi_select_answer_reaches_the_handler_with_repeated_picks_once(runs, over_http):
+    client = _pizza_client(runs, over_http)
+    first = client.call("pizza", {"size": "s"})
+    toppings = asked(first, "pizza")["requestedSchema"]["properties"]["toppings"]
+    assert toppings["type"] == "array"
+    done = client.answer(first, "pizza", {"size": "s"}, pizza=accept(toppings=["egg", "cheese", "egg"]))
+    assert text(done) == "Ordered."
+    assert runs == [{"size": "s", "toppings": ["egg", "cheese"]}]
+
+
+def test_a_multi_select_answer_with_a_choice_never_offered_is_re_asked_with_djangos_message(runs, over_http):
+    client = _pizza_client(runs, over_http)
+    first = client.call("pizza", {"size": "s"})
+    second = client.answer(first, "pizza", {"size": "s"}, pizza=accept(toppings=["egg", "pineapple"]))
+    assert (
+        "Toppings (toppings): Select a valid choice. pineapple is not one of the available choices."
+        in asked(second, "pizza")["message"]
+    )
+    assert runs == []
+
+
+@pytest.mark.parametrize(
+    "toppings", [["ham", {"name": "egg"}], [["ham"]], ["ham", None], None, {"ham": True}]
+)
+def test_a_multi_select_argument_that_is_not_a_list_of_plain_values_is_ignored(runs, over_http, toppings):
+    client = _pizza_client(runs, over_http)
+    first = client.call("pizza", {"size": "l", "toppings": toppings})
+    params = asked(first, "pizza")
+    # Ignored, not judged: toppings is simply asked, with no default and nothing to correct.
+    assert params["message"] == "Your order"
+    assert list(params["requestedSchema"]["properties"]) == ["toppings"]
+    assert "default" not in params["requestedSchema"]["properties"]["toppings"]
+    assert runs == []
+
+
+def test_a_multi_select_answer_holding_an_object_is_dropped_and_asked_again(runs, over_http):
+    client = _pizza_client(runs, over_http)
+    first = client.call("pizza", {"size": "l"})
+    second = client.answer(first, "pizza", {"size": "l"}, pizza=accept(toppings=["ham", {"name": "egg"}]))
+    params = asked(second, "pizza")
+    assert params["message"] == "Your order"
+    assert "default" not in params["requestedSchema"]["properties"]["toppings"]
+    assert runs == []
+
+
+# ---- what the user leaves out, and what the schema rejects -----------------------------------------------
+
+
+def test_a_field_the_user_left_out_is_cleared_even_when_the_model_passed_it(client, runs):
+    arguments = {"email": "ada@example.com", "plan": "team", "age": 40}
+    first = client.call("confirm_signup", arguments)
+    assert asked(first, "confirm_signup")["requestedSchema"]["properties"]["age"]["default"] == 40
+    done = client.answer(
+        first, "confirm_signup", arguments, confirm_signup=accept(email="ada@example.com", plan="team")
+    )
+    assert text(done) == "Signed up."
+    assert runs == [{"email": "ada@example.com", "plan": "team", "age": None, "newsletter": False}]
+
+
+def test_a_re_asked_field_the_user_left_out_does_not_keep_its_earlier_answer(client, runs):
+    first = client.call("signup", {})
+    second = client.answer(first, "signup", signup=accept(email="ada@example.invalid", plan="pro", age=30))
+    email = asked(second, "signup")["requestedSchema"]["properties"]["email"]
+    assert email["default"] == "ada@example.invalid"
+    third = client.answer(second, "signup", signup=accept())
+    params = asked(third, "signup")
+    # The rejected address is gone: email is asked afresh, not corrected.
+    assert params["message"] == "Create your account"
+    assert list(params["requestedSchema"]["properties"]) == ["email"]
+    assert "default" not in params["requestedSchema"]["properties"]["email"]
+    done = client.answer(third, "signup", signup=accept(email="ada@example.com"))
+    assert runs == [{"email": "ada@example.com", "plan": "pro", "age": 30, "newsletter": False}]
+    assert not done.get("isError")
+
+
+@pytest.mark.parametrize(
+    ("content", "field", "message"),
+    [
+        ({"email": "not-an-email"}, "email", "Email (email): Enter a valid email address."),
+        ({"age": 12}, "age", "Age (age): Ensure this value is greater than or equal to 18."),
+        ({"age": 121}, "age", "Age (age): Ensure this value is less than or equal to 120."),
+        ({"age": "forty"}, "age", "Age (age): Enter a whole number."),
+    ],
+)
+def test_an_answer_the_schema_rejects_is_re_asked_with_djangos_message(client, runs, content, field, message):
+    first = client.call("signup", {})
+    answer = {"email": "ada@example.com", "plan": "pro"} | content
+    second = client.answer(first, "signup", signup=accept(**answer))
+    params = asked(second, "signup")
+    assert message in params["message"]
+    assert list(params["requestedSchema"]["properties"]) == [field]
+    assert runs == []

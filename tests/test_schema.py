@@ -200,3 +200,64 @@ def test_form_input_request_refuses_nothing_to_ask():
         form_input_request(
             [AutoFormField("pw", type="password"), AutoFormField("doc", type="file")], message="m"
         )
+
+
+@pytest.mark.parametrize(
+    ("field", "expected"),
+    [
+        (AutoFormField("n", type="integer", min=18), {"type": "integer", "minimum": 18}),
+        (AutoFormField("n", type="integer", min=0, max=0), {"type": "integer", "minimum": 0, "maximum": 0}),
+        (AutoFormField("n", type="number", min=-1, max=0), {"type": "number", "minimum": -1, "maximum": 0}),
+        (AutoFormField("n", type="number", min=0.5), {"type": "number", "minimum": 0.5}),
+        (AutoFormField("s", min=0, max=0), {"type": "string", "minLength": 0, "maxLength": 0}),
+        (
+            AutoFormField("m", options=(Option("a"),), multiple=True, min=0),
+            {"type": "array", "items": {"anyOf": [{"const": "a", "title": "a"}]}, "minItems": 0},
+        ),
+    ],
+)
+def test_lower_bounds_including_zero_and_fractions_are_emitted(field, expected):
+    schema = property_schema(field)
+    assert_wire_valid(schema)
+    assert {k: v for k, v in schema.items() if k != "title"} == expected
+
+
+@pytest.mark.parametrize(
+    ("field", "default"),
+    [
+        (AutoFormField("s", default="hello"), "hello"),
+        (AutoFormField("e", type="email", default="ada@example.com"), "ada@example.com"),
+        (AutoFormField("o", options=(Option("s"), Option("l")), default="l"), "l"),
+        (AutoFormField("n", type="integer", min=1, default=3), 3),
+        (AutoFormField("n", type="integer", default=0), 0),
+        (AutoFormField("n", type="number", default=2.5), 2.5),
+        (AutoFormField("n", type="number", default=0), 0),
+        (AutoFormField("b", type="boolean", default=False), False),
+    ],
+)
+def test_defaults_that_fit_the_type_are_emitted_even_when_falsy(field, default):
+    schema = property_schema(field)
+    assert_wire_valid(schema)
+    assert schema["default"] == default
+    assert type(schema["default"]) is type(default)
+
+
+def test_a_django_forms_fractional_minimums_and_initials_reach_the_schema(every_schema):
+    properties = every_schema["properties"]
+    assert properties["ratio"] == {"type": "number", "minimum": 0.5, "title": "Ratio"}
+    assert properties["price"] == {
+        "type": "number",
+        "minimum": 0.5,
+        "maximum": 99,
+        "title": "Price",
+        "default": 2.5,
+    }
+    assert properties["count"] == {
+        "type": "integer",
+        "minimum": 1,
+        "maximum": 10,
+        "title": "Count",
+        "default": 3,
+    }
+    assert properties["char"]["default"] == "hello"
+    assert properties["size"]["default"] == "s"

@@ -225,3 +225,67 @@ def test_principal_for():
 def test_arguments_digest_is_canonical():
     assert arguments_digest({"a": 1, "b": 2}) == arguments_digest({"b": 2, "a": 1})
     assert arguments_digest({"a": 1}) != arguments_digest({"a": "1"})
+
+
+def _well_formed(**overrides: Any) -> dict[str, Any]:
+    """A payload ``load_state`` accepts for ``BINDING`` once it carries our salt and key."""
+    payload = {
+        "tool": "signup",
+        "args": arguments_digest({"plan": "pro"}),
+        "principal": "user:1",
+        "iat": int(time.time()),
+        "nonce": "n",
+        "answers": {"email": "ada@example.com"},
+        "pending": ["plan"],
+        "version": None,
+    }
+    return payload | overrides
+
+
+def test_a_well_formed_payload_signed_with_our_salt_is_accepted():
+    token = signing.TimestampSigner(salt=SALT).sign_object(_well_formed(), compress=True)
+    assert load_state(token, **BINDING).answers == {"email": "ada@example.com"}
+
+
+@pytest.mark.parametrize(
+    "sign",
+    [
+        lambda payload: signing.TimestampSigner().sign_object(payload, compress=True),
+        lambda payload: signing.TimestampSigner(salt="somewhere.else").sign_object(payload, compress=True),
+        lambda payload: signing.dumps(payload, compress=True),
+    ],
+    ids=["no-salt", "another-salt", "signing.dumps"],
+)
+def test_a_well_formed_payload_signed_without_our_salt_is_refused(sign):
+    with pytest.raises(InvalidState) as caught:
+        load_state(sign(_well_formed()), **BINDING)
+    assert caught.value.reason.startswith("bad signature")
+
+
+def test_with_a_dedicated_state_key_a_token_signed_without_our_salt_is_refused():
+    key = "k" * 40
+    payload = _well_formed()
+    with override_settings(MCPFORMS={"STATE_KEY": key}):
+        salted = signing.TimestampSigner(key=key, salt=SALT).sign_object(payload, compress=True)
+        assert load_state(salted, **BINDING).answers == {"email": "ada@example.com"}
+        unsalted = signing.TimestampSigner(key=key).sign_object(payload, compress=True)
+        with pytest.raises(InvalidState):
+            load_state(unsalted, **BINDING)
+
+
+@pytest.mark.parametrize(
+    "malformed",
+    [
+        {"answers": ["email"]},
+        {"answers": "ada@example.com"},
+        {"answers": None},
+        {"pending": "plan"},
+        {"pending": {"plan": True}},
+        {"pending": None},
+    ],
+)
+def test_answers_or_pending_of_the_wrong_type_are_refused_even_when_signed(malformed):
+    token = signing.TimestampSigner(salt=SALT).sign_object(_well_formed(**malformed), compress=True)
+    with pytest.raises(InvalidState) as caught:
+        load_state(token, **BINDING)
+    assert caught.value.reason == "malformed payload"
