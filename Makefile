@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 NPM_STAMP := node_modules/.installed
 PG_URL ?= postgres://postgres@127.0.0.1:5432/test
 
-.PHONY: run test lint types pytest pytest-sqlite pytest-postgres install-test matrix conformance chromium clean
+.PHONY: run test lint types pytest pytest-sqlite pytest-postgres install-test matrix conformance chromium mutation clean
 
 # The virtualenv is rebuilt whenever pyproject.toml changes, so a fresh clone needs nothing installed by hand.
 # pip learned dependency groups (PEP 735) in 25.1, hence the upgrade first.
@@ -74,5 +74,12 @@ matrix: $(STAMP) $(NPM_STAMP) chromium
 conformance: $(STAMP) $(NPM_STAMP)
 	$(BIN)/python -m tests.conformance.run
 
+# Mutation scores of the core modules, each against its own test module (bench/mutation.py lists them).
+# Not part of `make test`: it informs and takes minutes. mutmut comes from the `mutation` dependency group,
+# which the virtualenv's `dev` install leaves out.
+mutation: $(STAMP)
+	$(BIN)/python -m pip install --quiet --group mutation
+	$(BIN)/python bench/mutation.py
+
 clean:
-	rm -rf $(VENV) .nox node_modules .coverage .coverage.* .mypy_cache .ruff_cache .pytest_cache
+	rm -rf $(VENV) .nox node_modules .coverage .coverage.* .mypy_cache .ruff_cache .pytest_cache mutants
