@@ -13,7 +13,8 @@ from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.utils.html import format_html
 
-from mcpforms.definitions import DefinitionError, auto_field, definition_form_class
+from mcpforms.definitions import definition_form_class
+from mcpforms.field_rows import DefinitionError, auto_field
 from mcpforms.models import FieldDefinition, FormDefinition, Submission
 from mcpforms.protocol.server import default_server
 from mcpforms.registry import registry_for

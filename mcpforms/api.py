@@ -22,11 +22,11 @@ from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.http.response import HttpResponseBase
 from ninja import NinjaAPI
 
+from mcpforms.conf import conf
 from mcpforms.protocol.dispatch import Reply
 from mcpforms.protocol.errors import INTERNAL_ERROR, INVALID_REQUEST, ProtocolError
 from mcpforms.protocol.jsonrpc import decode, encode, error_response
 from mcpforms.protocol.methods import INPUT_REQUIRED_METHODS
-from mcpforms.protocol.options import option
 from mcpforms.protocol.server import Server, default_server
 
 logger = logging.getLogger("mcpforms.api")
@@ -52,7 +52,7 @@ def _origin_allowed(request: HttpRequest, host: str) -> bool:
     origin = request.META.get("HTTP_ORIGIN")
     if origin is None:
         return True  # not a browser: DNS rebinding needs one, and Host was already checked
-    return origin == f"{request.scheme}://{host}" or origin in option("ALLOWED_ORIGINS")
+    return origin == f"{request.scheme}://{host}" or origin in conf.ALLOWED_ORIGINS
 
 
 def _mcp_headers(request: HttpRequest) -> dict[str, str]:

@@ -16,9 +16,8 @@ class SimpleMcpFormsConfig(AppConfig):
         from mcpforms.protocol.server import default_server
         from mcpforms.registry import registry_for
 
-        # Code-registered tools first: on a name clash they win over an admin-defined form.
-        registry_for(default_server)
-        default_server.add_tool_source(definition_tools, version=catalog_version)
+        # Admin-defined forms come after the code-registered tools, which win a name clash.
+        registry_for(default_server).add_source(definition_tools, version=catalog_version)
 
 
 class McpFormsConfig(SimpleMcpFormsConfig):

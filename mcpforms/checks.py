@@ -78,7 +78,8 @@ def check_registered_forms(
     app_configs: Sequence[AppConfig] | None = None, **kwargs: Any
 ) -> list[CheckMessage]:
     """Every registered form converts to fields (its ``__init__`` included), or the tool could never run."""
-    from mcpforms.registry import convert_all
+    from mcpforms.protocol.server import default_server
+    from mcpforms.registry import registry_for
 
     return [
         Error(
@@ -86,7 +87,7 @@ def check_registered_forms(
             hint="Register a converter with mcpforms.fields.register_converter, or change the field.",
             id="mcpforms.E101",
         )
-        for name, error in convert_all()
+        for name, error in registry_for(default_server).conversion_failures()
     ]
 
 

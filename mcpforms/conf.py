@@ -1,15 +1,23 @@
-"""The ``MCPFORMS`` setting, read on every access so ``override_settings`` just works."""
+"""The ``MCPFORMS`` setting: one typed accessor, ``conf``, for every layer.
+
+Values are read from Django's settings on first use and kept until the setting changes: the endpoint reads
+several of them on every request, and ``setting_changed`` (which ``override_settings`` sends) clears them,
+so a test or a reload never sees a stale value. A malformed value is the checks' business
+(``mcpforms.checks``): ``conf`` returns what is configured, or the default.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
 from django.conf import settings as django_settings
+from django.core.signals import setting_changed
 
 DEFAULTS: dict[str, Any] = {
     # Seconds a requestState token stays valid after it was minted.
     "STATE_MAX_AGE": 3600,
-    # A dedicated signing key for requestState; None signs with SECRET_KEY (and SECRET_KEY_FALLBACKS).
+    # A dedicated key for everything mcpforms signs (requestState, URL-mode links); None signs with
+    # SECRET_KEY (and SECRET_KEY_FALLBACKS).
     "STATE_KEY": None,
     "STATE_KEY_FALLBACKS": [],
     # A ModelChoiceField with more rows than this cannot become a select list an assistant can show.
@@ -38,15 +46,97 @@ def user_settings() -> Any:
 
 
 class Conf:
-    """Attribute access to ``MCPFORMS`` with defaults; malformed values are reported by checks."""
+    """Typed attribute access to ``MCPFORMS``, with its defaults."""
 
-    def __getattr__(self, name: str) -> Any:
-        if name not in DEFAULTS:
-            raise AttributeError(f"MCPFORMS has no setting {name!r}; valid: {', '.join(DEFAULTS)}")
-        configured = user_settings()
-        if isinstance(configured, dict) and name in configured:
-            return configured[name]
-        return DEFAULTS[name]
+    def __init__(self) -> None:
+        self._values: dict[str, Any] = {}
+
+    def _get(self, name: str) -> Any:
+        try:
+            return self._values[name]
+        except KeyError:
+            configured = user_settings()
+            value = (
+                configured[name] if isinstance(configured, dict) and name in configured else DEFAULTS[name]
+            )
+            self._values[name] = value
+            return value
+
+    def forget(self) -> None:
+        self._values.clear()
+
+    def __getattr__(self, name: str) -> Any:  # only reached for names that are no setting
+        raise AttributeError(f"MCPFORMS has no setting {name!r}; valid: {', '.join(DEFAULTS)}")
+
+    # The configured value as is: the checks judge it, conf never coerces it.
+
+    @property
+    def STATE_MAX_AGE(self) -> int:
+        value: int = self._get("STATE_MAX_AGE")
+        return value
+
+    @property
+    def STATE_KEY(self) -> str | None:
+        value: str | None = self._get("STATE_KEY")
+        return value
+
+    @property
+    def STATE_KEY_FALLBACKS(self) -> list[str]:
+        value: list[str] = self._get("STATE_KEY_FALLBACKS")
+        return value
+
+    @property
+    def MAX_MODEL_CHOICES(self) -> int:
+        value: int = self._get("MAX_MODEL_CHOICES")
+        return value
+
+    @property
+    def ALLOWED_ORIGINS(self) -> list[str]:
+        value: list[str] = self._get("ALLOWED_ORIGINS")
+        return value
+
+    @property
+    def SERVER_NAME(self) -> str:
+        value: str = self._get("SERVER_NAME")
+        return value
+
+    @property
+    def SERVER_VERSION(self) -> str | None:
+        value: str | None = self._get("SERVER_VERSION")
+        return value
+
+    @property
+    def INSTRUCTIONS(self) -> str | None:
+        value: str | None = self._get("INSTRUCTIONS")
+        return value
+
+    @property
+    def PAGE_SIZE(self) -> int:
+        value: int = self._get("PAGE_SIZE")
+        return value
+
+    @property
+    def CACHE_TTL_MS(self) -> int:
+        value: int = self._get("CACHE_TTL_MS")
+        return value
+
+    @property
+    def URL_MODE_MAX_AGE(self) -> int:
+        value: int = self._get("URL_MODE_MAX_AGE")
+        return value
+
+    @property
+    def BASE_URL(self) -> str | None:
+        value: str | None = self._get("BASE_URL")
+        return value
 
 
 conf = Conf()
+
+
+def _forget(*, setting: str, **kwargs: Any) -> None:
+    if setting == "MCPFORMS":
+        conf.forget()
+
+
+setting_changed.connect(_forget, dispatch_uid="mcpforms.conf")

@@ -93,8 +93,14 @@ class AutoFormField:
             object.__setattr__(self, "label", pretty_name(self.name))
 
     @property
-    def is_select(self) -> bool:
-        return bool(self.options)
+    def page_only(self) -> bool:
+        """Whether only the URL-mode page (or the HTML form) may collect this field: see ``PAGE_TYPES``."""
+        return self.type in PAGE_TYPES
+
+    @property
+    def secret(self) -> bool:
+        """Whether the value is a secret: never stored, never echoed back in a result."""
+        return self.type == "password"
 
 
 class FormConversionError(Exception):
@@ -362,6 +368,11 @@ def fields_for_form(form: forms.BaseForm | type[forms.BaseForm]) -> list[AutoFor
     return result
 
 
+def secret_names(form: forms.BaseForm) -> set[str]:
+    """The names of the form's secret fields (see ``AutoFormField.secret``), read from this instance."""
+    return {auto.name for auto in fields_for_form(form) if auto.secret}
+
+
 # Field lists of forms that come out the same on every instantiation, per class and language (labels
 # are translated when read). Weak keys: admin-defined form classes are rebuilt when staff edit them.
 _static_fields: weakref.WeakKeyDictionary[type[forms.BaseForm], dict[str | None, list[AutoFormField]]] = (
@@ -425,4 +436,5 @@ __all__ = [
     "fields_for_model",
     "form_fields",
     "register_converter",
+    "secret_names",
 ]

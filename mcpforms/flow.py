@@ -21,12 +21,18 @@ from typing import Any, Literal
 from django import forms
 
 from mcpforms.answers import MISSING, accepted_value, input_response, validate_with_form
-from mcpforms.fields import PAGE_TYPES, AutoFormField, form_fields
+from mcpforms.fields import AutoFormField, form_fields
 from mcpforms.protocol.context import RequestContext
 from mcpforms.schema import OTHER_PATH_TYPES, form_input_request
 
+# How a form gets filled, in one vocabulary. ``Ask``: when the user is asked. ``Way``: through what — the
+# form UI of an MCP Apps host, a form elicitation, or the URL-mode page. ``Path``: the ways a tool allows,
+# "auto" letting each request's client capabilities choose between the UI and a form elicitation.
 Ask = Literal["missing", "always", "never"]
 ASK_MODES: tuple[str, ...] = ("missing", "always", "never")
+Way = Literal["app", "form", "url"]
+Path = Literal["auto", "form", "url"]
+PATHS: tuple[str, ...] = ("auto", "form", "url")
 NON_FIELD = "__all__"
 STALE_NOTE = "This form changed while it was being filled in; please check the answers again."
 # What a model may pass as an argument for a field: JSON scalars, or a list of them for multi-selects.
@@ -84,7 +90,6 @@ class NeedsPage:
     """
 
     values: dict[str, Any]
-    fields: tuple[AutoFormField, ...]
     problems: tuple[str, ...]
 
 
@@ -114,7 +119,7 @@ def _argument_values(arguments: Any, by_name: Mapping[str, AutoFormField]) -> di
     values: dict[str, Any] = {}
     for name, value in arguments.items():
         field = by_name.get(name)
-        if field is None or field.type in PAGE_TYPES:  # secrets and files never come this way
+        if field is None or field.page_only:  # secrets and files never come this way
             continue
         if _is_plain_json(value):
             values[name] = value
@@ -198,9 +203,9 @@ def run(
         return Ready(outcome.form)
 
     problems = _describe(outcome.errors, by_name)
-    on_page = [name for name in outcome.errors if name in by_name and by_name[name].type in PAGE_TYPES]
+    on_page = [name for name in outcome.errors if name in by_name and by_name[name].page_only]
     if on_page and ask != "never":
-        return NeedsPage(values=values, fields=tuple(fields), problems=tuple(problems))
+        return NeedsPage(values=values, problems=tuple(problems))
     if app and can_ask:
         # Only what the model passed is judged out loud: an empty form is not a list of errors.
         judged = {name: messages for name, messages in outcome.errors.items() if name in given}
@@ -238,7 +243,9 @@ def run(
     )
     if ctx.stale_state:
         message = f"{STALE_NOTE}\n{message}"
-    request_state = ctx.mint_state(fields=fields, answers=values, pending=[field.name for field in to_ask])
+    # The state is readable by the client: passwords and files never go in.
+    storable = {name: value for name, value in values.items() if not by_name[name].page_only}
+    request_state = ctx.mint_state(answers=storable, pending=[field.name for field in to_ask])
     return Asking(
         form_input_request(asked_fields, key=flow.key, message=message, request_state=request_state)
     )

@@ -16,8 +16,10 @@ from django.db.models import F
 from django.utils import timezone
 
 from mcpforms.conf import conf
+from mcpforms.field_rows import DefinitionError, auto_field
 from mcpforms.fields import FIELD_TYPES
-from mcpforms.state import RequestState
+from mcpforms.protocol.primitives import NAME_PATTERN
+from mcpforms.protocol.state import RequestState
 
 PRUNE_EVERY = 100
 
@@ -52,8 +54,9 @@ class CompletedFlow(models.Model):
 
 # ---- forms defined in the admin --------------------------------------------------------------------------
 
+# The one name rule of tools (mcpforms.protocol.primitives), worded for staff.
 TOOL_NAME_VALIDATOR = RegexValidator(
-    r"^[A-Za-z0-9_.-]{1,64}\Z", "Use 1-64 letters, digits, underscores, dots or dashes."
+    rf"^{NAME_PATTERN}\Z", "Use 1-64 letters, digits, underscores, dots or dashes."
 )
 FIELD_NAME_VALIDATOR = RegexValidator(
     r"^[A-Za-z_][A-Za-z0-9_]{0,63}\Z", "Use a Python identifier: letters, digits and underscores."
@@ -137,8 +140,6 @@ class FieldDefinition(models.Model):
 
     def clean(self) -> None:
         # The same reading the tool makes, so what fails here is an admin form error, never a broken tool.
-        from mcpforms.definitions import DefinitionError, auto_field
-
         try:
             auto_field(self)
         except DefinitionError as error:

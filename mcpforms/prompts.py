@@ -10,7 +10,7 @@ from typing import Any
 
 from django import forms
 
-from mcpforms.fields import PAGE_TYPES, fields_for_form
+from mcpforms.fields import fields_for_form
 from mcpforms.flow import Asking, FormFlow, NeedsPage, Ready, Refused, Showing, run
 from mcpforms.protocol.context import RequestContext
 from mcpforms.protocol.errors import invalid_params
@@ -34,7 +34,7 @@ class FormPrompt:
         arguments = tuple(
             PromptArgument(auto.name, description=auto.description or auto.label, required=False)
             for auto in fields_for_form(self.form_class)
-            if auto.type not in PAGE_TYPES
+            if not auto.page_only
         )
         return Prompt(
             name=self.name,
@@ -96,7 +96,7 @@ def form_prompt(
         form_class=form_class,
         template=template,
         title=prompt_title,
-        description=describe_form(form_class, description, prompt_title),
+        description=describe_form(form_class, description or "", prompt_title),
         message=message or f"Please fill in: {prompt_title}",
     )
     return form_prompt

@@ -1,31 +1,35 @@
-"""``register()``: existing Django forms become MCP tools (and prompts); ``mcp_tools.py`` modules are found
-the way the admin finds ``admin.py``.
+"""``register()``: Django forms become MCP tools (and prompts); ``mcp_tools.py`` modules are found the way
+the admin finds ``admin.py``.
 
-A registration is cheap: nothing reads the form until a client lists or calls the tool, so registering at
-import time never touches the database.
+A ``Registry`` owns the ``FormTool``s of one ``Server``, as an ``AdminSite`` owns its ``ModelAdmin``s:
+the ones registered in code, then those of its sources (the admin-defined forms), looked up in that order.
+A registration is cheap: nothing reads the form until a client lists or calls the tool, so registering
+at import time never touches the database.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import replace
+import weakref
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from typing import Any, TypedDict, TypeVar, Unpack
 
 from django import forms
 from django.db import DatabaseError, models
 from django.utils.module_loading import autodiscover_modules
 
-from mcpforms import ui
+from mcpforms import serving, ui
 from mcpforms.fields import FormConversionError, fields_for_form
-from mcpforms.flow import Ask
+from mcpforms.flow import Ask, Path
 from mcpforms.prompts import FormPrompt, form_prompt
+from mcpforms.protocol.catalog import Catalog
 from mcpforms.protocol.context import RequestContext
 from mcpforms.protocol.errors import invalid_params
 from mcpforms.protocol.primitives import Prompt, ResourceTemplate, Tool
 from mcpforms.protocol.server import Server, default_server
-from mcpforms.tools import FormTool, Handler, RegistrationError, find_form_tool, form_tool
+from mcpforms.tools import FormHandler, FormTool, RegistrationError, tool_class
 
-H = TypeVar("H", bound=Handler)
+H = TypeVar("H", bound=FormHandler)
+FormTools = Callable[[], Iterable[FormTool]]
 
 
 class Registry:
@@ -33,13 +37,15 @@ class Registry:
 
     def __init__(self, server: Server) -> None:
         self.server = server
-        self.tools: dict[str, FormTool] = {}
-        self.prompts: dict[str, FormPrompt] = {}
+        self._tools: dict[str, FormTool] = {}
+        self._prompts: dict[str, FormPrompt] = {}
         self._generation = 0
-        server.add_tool_source(self._tools, version=lambda: self._generation)
-        server.add_prompt_source(self._prompts, version=lambda: self._generation)
+        # Code-registered tools first, then each source's: a name taken in code wins (the README says so).
+        self._sources: list[Catalog[FormTool]] = []
+        server.add_tool_source(self._protocol_tools, version=self._version)
+        server.add_prompt_source(self._protocol_prompts, version=self._version)
         # Spec §11.1/§11.3: advertise MCP Apps, and serve each form tool's UI, whether the tool was
-        # registered in code or defined in the admin (looked up when read, so both are found).
+        # registered in code or came from a source.
         server.extensions.setdefault(ui.EXTENSION_ID, {})
         server.add_resource_template(
             ResourceTemplate(
@@ -53,54 +59,104 @@ class Registry:
             )
         )
 
-    def _tools(self) -> list[Tool]:
-        return [tool for form_tool in self.tools.values() for tool in form_tool.tools]
+    def _version(self) -> int:
+        return self._generation
+
+    def _protocol_tools(self) -> list[Tool]:
+        return [tool for form_tool in self._tools.values() for tool in serving.protocol_tools(form_tool)]
+
+    def _protocol_prompts(self) -> list[Prompt]:
+        return [form_prompt.prompt for form_prompt in self._prompts.values()]
 
     def _read_ui(self, ctx: RequestContext, uri: str, variables: dict[str, str]) -> dict[str, Any]:
-        form_tool = find_form_tool(self.server, variables["tool"])
+        form_tool = self.form_tool(variables["tool"])
         if form_tool is None or not form_tool.uses_app:
             raise invalid_params("Resource not found", {"uri": uri})
-        return form_tool.read_ui(ctx, uri)
+        return serving.read_ui(form_tool, ctx, uri)
 
-    def _prompts(self) -> list[Prompt]:
-        return [form_prompt.prompt for form_prompt in self.prompts.values()]
+    # The tools ------------------------------------------------------------------------------------------
 
-    def _claim(self, name: str, taken: Mapping[str, Any], kind: str) -> None:
-        if name in taken:
-            raise RegistrationError(f"A {kind.lower()} named {name!r} is already registered.")
+    def add_source(self, source: FormTools, *, version: Callable[[], Hashable]) -> None:
+        """Serve the form tools ``source()`` returns after the code-registered ones, re-reading them only
+        when ``version()`` moves; a code-registered tool wins a name clash."""
 
-    def add_tool(self, form_tool: FormTool) -> None:
-        self._claim(form_tool.name, self.tools, "Tool")
-        self.tools[form_tool.name] = form_tool
-        self._generation += 1
+        tools: Catalog[FormTool] = Catalog(lambda tool: tool.name, kind="tool")
+        tools.add_source(source, version=version)
+        self._sources.append(tools)
 
-    def replace_tool(self, form_tool: FormTool) -> None:
-        self.tools[form_tool.name] = form_tool
+        def protocol_tools() -> list[Tool]:
+            fresh = [form_tool for form_tool in tools.all() if form_tool.name not in self._tools]
+            return [tool for form_tool in fresh for tool in serving.protocol_tools(form_tool)]
+
+        self.server.add_tool_source(protocol_tools, version=version)
+
+    def form_tool(self, name: str) -> FormTool | None:
+        """The form tool named ``name``: registered in code, else from a source (whose version is read
+        only then)."""
+        found = self._tools.get(name)
+        for tools in self._sources:
+            if found is not None:
+                break
+            found = tools.get(name)
+        return found
+
+    @property
+    def tools(self) -> Mapping[str, FormTool]:
+        """The code-registered form tools, by name."""
+        return self._tools
+
+    def add_tool(self, form_tool: FormTool, *, replace: bool = False) -> None:
+        if not replace and form_tool.name in self._tools:
+            raise RegistrationError(f"A tool named {form_tool.name!r} is already registered.")
+        self._tools[form_tool.name] = form_tool
         self._generation += 1
 
     def add_prompt(self, form_prompt: FormPrompt) -> None:
-        self._claim(form_prompt.name, self.prompts, "Prompt")
-        self.prompts[form_prompt.name] = form_prompt
+        if form_prompt.name in self._prompts:
+            raise RegistrationError(f"A prompt named {form_prompt.name!r} is already registered.")
+        self._prompts[form_prompt.name] = form_prompt
         self._generation += 1
+
+    @property
+    def prompts(self) -> Mapping[str, FormPrompt]:
+        return self._prompts
 
     def unregister(self, name: str) -> None:
         """Remove a tool or prompt (tests and reloads)."""
-        self.tools.pop(name, None)
-        self.prompts.pop(name, None)
+        self._tools.pop(name, None)
+        self._prompts.pop(name, None)
         self._generation += 1
 
+    # For the system checks ------------------------------------------------------------------------------
 
-_registries: dict[int, Registry] = {}
+    def conversion_failures(self) -> list[tuple[str, FormConversionError]]:
+        """Instantiate every registered form and return those that fail to convert."""
+        failures = []
+        forms_by_name = [(t.name, t.form_class) for t in self._tools.values()]
+        forms_by_name += [(p.name, p.form_class) for p in self._prompts.values()]
+        for name, form_class in forms_by_name:
+            try:
+                fields_for_form(form_class)
+            except FormConversionError as error:
+                failures.append((name, error))
+            except DatabaseError:  # checks may run before the database exists: conversion is checked on use
+                continue
+        return failures
+
+
+_registries: weakref.WeakKeyDictionary[Server, Registry] = weakref.WeakKeyDictionary()
 
 
 def registry_for(server: Server) -> Registry:
-    if id(server) not in _registries:
-        _registries[id(server)] = Registry(server)
-    return _registries[id(server)]
+    """The registry of ``server``, made on first use."""
+    if server not in _registries:
+        _registries[server] = Registry(server)
+    return _registries[server]
 
 
 class ToolOptions(TypedDict, total=False):
-    """The options of ``register`` (see ``form_tool``)."""
+    """The options of ``register`` with a form class: ``FormTool``'s class attributes, and the callables
+    that stand for its methods."""
 
     name: str
     title: str
@@ -108,34 +164,37 @@ class ToolOptions(TypedDict, total=False):
     message: str
     permission: str | None
     ask: Ask
+    path: Path
     update: bool
     lookup: str
-    queryset: Callable[[RequestContext], models.QuerySet[Any]]
-    form_kwargs: Callable[[RequestContext], Mapping[str, Any]]
     output_schema: Mapping[str, Any]
     annotations: Mapping[str, Any]
-    path: ui.Path
+    queryset: Callable[[RequestContext], models.QuerySet[Any]]
+    form_kwargs: Callable[[RequestContext], Mapping[str, Any]]
 
 
 def register(
-    form_class: type[forms.BaseForm],
+    form: type[FormTool] | type[forms.BaseForm],
     *,
     server: Server | None = None,
     **options: Unpack[ToolOptions],
 ) -> Callable[[H], H]:
-    """Expose ``form_class`` as an MCP tool; decorate ``handler(request, form)`` to run your own code.
-
-    Without a handler a ModelForm saves (``update=True`` changes the object named by ``lookup``) and any
-    other form returns its cleaned data (or calls its ``save()``). The options are ``form_tool``'s: name,
-    title, description, message, permission, ask, update, lookup, queryset, form_kwargs, output_schema,
-    annotations, path.
-    """
+    """Expose a form as an MCP tool: a ``FormTool`` subclass as it is, or a form class with ``options``
+    (``FormTool``'s attributes), which builds the subclass. Decorate ``handler(request, form)`` to run
+    your own code on the valid form instead of the default (save a ModelForm, echo a plain form)."""
     registry = registry_for(server or default_server)
-    built = form_tool(form_class, **options)
-    registry.add_tool(built)
+    if issubclass(form, FormTool):
+        if options:
+            raise RegistrationError("Options belong on the FormTool subclass, as class attributes.")
+        built = form
+    else:
+        built = tool_class(form, **options)
+    registry.add_tool(built())
 
     def decorator(handler: H) -> H:
-        registry.replace_tool(replace(built, handler=handler, custom_handler=True))
+        # The decorated function becomes the tool's ``handle``: the same tool, registered again with it.
+        attrs = {"handle": lambda self, request, form: handler(request, form)}
+        registry.add_tool(type(built.__name__, (built,), attrs)(), replace=True)
         return handler
 
     return decorator
@@ -161,19 +220,3 @@ def register_prompt(
 def autodiscover() -> None:
     """Import every installed app's ``mcp_tools`` module, as the admin does with ``admin.py``."""
     autodiscover_modules("mcp_tools")
-
-
-def convert_all(server: Server | None = None) -> list[tuple[str, FormConversionError]]:
-    """Instantiate every registered form and return those that fail to convert (for the system check)."""
-    registry = registry_for(server or default_server)
-    failures = []
-    for name, form_class in [(t.name, t.form_class) for t in registry.tools.values()] + [
-        (p.name, p.form_class) for p in registry.prompts.values()
-    ]:
-        try:
-            fields_for_form(form_class)
-        except FormConversionError as error:
-            failures.append((name, error))
-        except DatabaseError:  # checks may run before the database exists: conversion is checked on use
-            continue
-    return failures

@@ -23,11 +23,6 @@ def form_mode_fields(fields: Sequence[AutoFormField]) -> list[AutoFormField]:
     return [field for field in fields if field.type not in OTHER_PATH_TYPES]
 
 
-def other_path_fields(fields: Sequence[AutoFormField]) -> list[AutoFormField]:
-    """Return the fields that need URL mode or the HTML form (passwords, files, hidden inputs)."""
-    return [field for field in fields if field.type in OTHER_PATH_TYPES]
-
-
 def _is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 

@@ -1,8 +1,19 @@
-"""A Django form as an MCP tool: its definition on the wire, and one round of a call, on every path.
+"""``FormTool``: a Django form as an MCP tool, declared the way a ``ModelAdmin`` is.
 
-``FormTool`` is what ``register()`` and the admin's definitions build; the client's capabilities choose,
-per request, between the form UI (MCP Apps), a form elicitation, the URL-mode page and the missing-fields
-result, and every path ends in the same validation and the same handler, run once.
+Options are class attributes, behaviour is overridable methods::
+
+    class SignupTool(mcpforms.FormTool):
+        form_class = SignupForm
+        ask = "missing"
+
+        def handle(self, request, form):
+            return {"created": True}
+
+    mcpforms.register(SignupTool)
+
+``mcpforms.register(SignupForm, **options)`` builds such a subclass, as ``AdminSite.register`` does. This
+module is the tool's *definition*: its name, its schema for the model, its permission and the object it
+updates. Running a round of it (routing, the UI, the URL-mode page, run-once) is ``mcpforms.serving``'s.
 """
 
 from __future__ import annotations
@@ -10,30 +21,27 @@ from __future__ import annotations
 import inspect
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Any
 
 from django import forms
-from django.core.exceptions import ImproperlyConfigured, ValidationError
-from django.db import IntegrityError, models, transaction
+from django.core.exceptions import ImproperlyConfigured
+from django.db import models
 from django.utils.text import camel_case_to_spaces
 
-from mcpforms import pages, ui
-from mcpforms.fields import PAGE_TYPES, _converter_for, fields_for_form, form_fields
-from mcpforms.flow import ASK_MODES, Ask, Asking, FormFlow, NeedsPage, Ready, Refused, Showing, run
-from mcpforms.output import error_result, to_json, tool_result
+from mcpforms.fields import _converter_for, fields_for_form, secret_names
+from mcpforms.flow import ASK_MODES, PATHS, Ask, Path
 from mcpforms.protocol.context import RequestContext
-from mcpforms.protocol.primitives import Tool
-from mcpforms.protocol.server import Server
+from mcpforms.protocol.primitives import NAME_PATTERN, NAME_RULE
 from mcpforms.schema import OTHER_PATH_TYPES, property_schema
 
-# Stricter than the protocol's own pattern: no "/" so a name reads the same in every client.
-TOOL_NAME = re.compile(r"[A-Za-z0-9_.-]{1,64}")
+NAME = re.compile(NAME_PATTERN)
 ASKS_LATER = "Missing details are asked from the user."
 
-Handler = Callable[[RequestContext, Any], Any]  # (request, the valid bound form) -> result
-DEFAULT_PERMISSION: Any = object()
+# What register() decorates: handler(request, the valid bound form) -> result. Not a protocol handler
+# (ToolHandler takes the arguments): it runs once, on a valid form, as FormTool.handle.
+FormHandler = Callable[[RequestContext, Any], Any]
+DEFAULT_PERMISSION: Any = object()  # "the change permission of the model for updates, else none"
 
 
 class RegistrationError(ImproperlyConfigured):
@@ -48,31 +56,10 @@ def default_name(form_class: type[forms.BaseForm]) -> str:
     return "_".join(words)
 
 
-def _is_model_form(form_class: type[forms.BaseForm]) -> bool:
-    return issubclass(form_class, forms.BaseModelForm)
-
-
-def _save_or_echo(request: RequestContext, form: forms.BaseForm) -> Any:
-    """The default handler: a ModelForm saves and returns the saved object; any other form with a ``save``
-    method calls it; a plain form returns its cleaned data."""
-    save = getattr(form, "save", None)
-    if not callable(save):
-        # A password never goes back into a tool result, where the model and the host's logs would see it.
-        return {
-            name: value
-            for name, value in form.cleaned_data.items()
-            if not isinstance(form.fields[name].widget, forms.PasswordInput)
-        }
-    saved = save()
-    if isinstance(saved, models.Model):
-        saved.refresh_from_db()  # report what the database stored (defaults, coercions), not what we sent
-    return saved
-
-
 def check_name(name: str, *, kind: str) -> None:
-    """Raise ``RegistrationError`` unless ``name`` fits ``TOOL_NAME`` (prompts follow the same rule)."""
-    if not TOOL_NAME.fullmatch(name):
-        raise RegistrationError(f"{kind} name {name!r} must be 1-64 characters of A-Z a-z 0-9 _ . -")
+    """Raise ``RegistrationError`` unless ``name`` follows the one name rule of tools and prompts."""
+    if not NAME.fullmatch(name):
+        raise RegistrationError(f"{kind} name {name!r} must be {NAME_RULE}")
 
 
 def check_convertible(form_class: type[forms.BaseForm]) -> None:
@@ -86,34 +73,111 @@ def check_convertible(form_class: type[forms.BaseForm]) -> None:
             )
 
 
-@dataclass(frozen=True)
-class FormTool:
-    """One registered form and how it runs as a tool."""
+def describe_form(form_class: type[forms.BaseForm], description: str, title: str) -> str:
+    # A class's own docstring only: __doc__ is not inherited, so Form's docstring never leaks in.
+    text = description or (inspect.cleandoc(form_class.__doc__) if form_class.__doc__ else "")
+    return text or f"Fill in the {title} form."
 
-    name: str
+
+def is_model_form(form_class: type[forms.BaseForm]) -> bool:
+    return issubclass(form_class, forms.BaseModelForm)
+
+
+class FormTool:
+    """One form offered as a tool. Subclass it, set ``form_class`` and the options you need, override the
+    methods whose default does not fit, and register the subclass with ``mcpforms.register``."""
+
     form_class: type[forms.BaseForm]
-    handler: Handler
-    title: str
-    description: str
-    message: str
-    ask: Ask
-    permission: str | None
-    update: bool
-    lookup: str
-    queryset: Callable[[RequestContext], models.QuerySet[Any]] | None
-    form_kwargs: Callable[[RequestContext], Mapping[str, Any]] | None
-    output_schema: Mapping[str, Any] | None
-    annotations: Mapping[str, Any] | None
-    custom_handler: bool = False
+    #: The tool's name; empty means the form's (``SignupForm`` → ``signup``).
+    name: str = ""
+    title: str = ""
+    #: What the model reads; by default the form's docstring.
+    description: str = ""
+    #: What the user reads above the form; by default "Please fill in: <title>".
+    message: str = ""
+    #: When to ask the user: for what is ``"missing"`` or invalid, ``"always"`` (to confirm), or ``"never"``.
+    ask: Ask = "missing"
+    #: Which ways the user may fill the form: ``"auto"`` (the UI of an MCP Apps host, else a form
+    #: elicitation), ``"form"`` (never the UI) or ``"url"`` (always the URL-mode page).
+    path: Path = "auto"
+    #: The permission a caller needs, as ``app_label.codename``; None for none. By default updates need
+    #: the model's change permission and everything else none.
+    permission: str | None = DEFAULT_PERMISSION
+    #: A ModelForm tool that changes the object named by the ``lookup`` argument instead of adding one.
+    update: bool = False
+    lookup: str = "pk"
+    output_schema: Mapping[str, Any] | None = None
+    #: The tool's annotations; by default what the default handler does (see ``default_annotations``).
+    annotations: Mapping[str, Any] | None = None
+    #: The version of the form's definition, bound into every requestState (admin-defined forms).
     version: str | None = None
-    path: ui.Path = "auto"
+
+    def __init__(self) -> None:
+        form_class = getattr(self, "form_class", None)
+        if not (isinstance(form_class, type) and issubclass(form_class, forms.BaseForm)):
+            raise RegistrationError(f"{type(self).__name__}.form_class must be a Django form class.")
+        if self.ask not in ASK_MODES:
+            raise RegistrationError(f"ask={self.ask!r} is not one of {', '.join(ASK_MODES)}.")
+        if self.path not in PATHS:
+            raise RegistrationError(f"path={self.path!r} is not one of {', '.join(PATHS)}.")
+        if self.update and not is_model_form(form_class):
+            raise RegistrationError(f"update=True needs a ModelForm; {form_class.__name__} is not one.")
+        check_convertible(form_class)
+        self.name = self.name or default_name(form_class)
+        check_name(self.name, kind="Tool")
+        self.title = self.title or self.name.replace("_", " ").capitalize()
+        self.description = f"{describe_form(form_class, self.description, self.title)} {ASKS_LATER}"
+        self.message = self.message or f"Please fill in: {self.title}"
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name!r}>"
+
+    # Overridable behaviour ------------------------------------------------------------------------------
+
+    def required_permission(self) -> str | None:
+        if self.permission is not DEFAULT_PERMISSION:
+            return self.permission
+        if self.update:
+            opts = self.form_class._meta.model._meta  # type: ignore[attr-defined]
+            return f"{opts.app_label}.change_{opts.model_name}"
+        return None
+
+    def has_permission(self, request: RequestContext) -> bool:
+        """Whether this request may use the tool; by default, whether its user has ``permission``."""
+        permission = self.required_permission()
+        user = request.user
+        return not permission or (user is not None and user.has_perm(permission))
+
+    def get_queryset(self, request: RequestContext) -> models.QuerySet[Any]:
+        """The objects an update may change (``update=True``); by default all of the model's."""
+        model: type[models.Model] = self.form_class._meta.model  # type: ignore[attr-defined]
+        return model._default_manager.all()
+
+    def get_form_kwargs(self, request: RequestContext) -> dict[str, Any]:
+        """Extra keyword arguments for the form's ``__init__`` (the user, say); by default none."""
+        return {}
+
+    def handle(self, request: RequestContext, form: forms.BaseForm) -> Any:
+        """Run on the valid form, once per completed call; return the result (text, a dict, a model
+        instance or a CallToolResult). By default a ModelForm saves and returns the saved object, any other
+        form with a ``save`` method calls it, and a plain form returns its cleaned data."""
+        save = getattr(form, "save", None)
+        if not callable(save):
+            # A password never goes back into a tool result, where the model and the host's logs see it.
+            secret = secret_names(form)
+            return {name: value for name, value in form.cleaned_data.items() if name not in secret}
+        saved = save()
+        if isinstance(saved, models.Model):
+            saved.refresh_from_db()  # report what the database stored (defaults, coercions), not what we sent
+        return saved
+
+    # The definition on the wire -------------------------------------------------------------------------
 
     @property
-    def flow(self) -> FormFlow:
-        return FormFlow(
-            self.form_class, key=self.name, message=self.message, ask=self.ask, form_kwargs=self.form_kwargs
-        )
+    def has_own_handler(self) -> bool:
+        return type(self).handle is not FormTool.handle
 
+    @cached_property
     def input_schema(self) -> dict[str, Any]:
         """Full JSON Schema for the model: every field optional, so it passes only what it knows."""
         properties: dict[str, Any] = {}
@@ -123,7 +187,7 @@ class FormTool:
                 "description": f"The {self.lookup} of the object to change.",
             }
         for auto in fields_for_form(self.form_class):
-            if auto.type in PAGE_TYPES:
+            if auto.page_only:
                 continue  # never through the model: URL mode or the HTML form collect these
             prop: dict[str, Any] = (
                 property_schema(auto) if auto.type not in OTHER_PATH_TYPES else {"type": "string"}
@@ -139,9 +203,9 @@ class FormTool:
 
     def default_annotations(self) -> dict[str, Any]:
         annotations: dict[str, Any] = {"title": self.title}
-        if self.custom_handler:
+        if self.has_own_handler:
             return annotations  # only the author knows what their handler does
-        if _is_model_form(self.form_class):
+        if is_model_form(self.form_class):
             # Saving creates (additive) or overwrites (destructive); saving twice creates twice.
             return annotations | {
                 "readOnlyHint": False,
@@ -154,272 +218,57 @@ class FormTool:
         return annotations
 
     @cached_property
+    def tool_annotations(self) -> dict[str, Any]:
+        return dict(self.annotations) if self.annotations is not None else self.default_annotations()
+
+    @cached_property
     def uses_app(self) -> bool:
         """Whether MCP Apps hosts get the form UI: not for forms whose passwords or files only the URL-mode
         page may collect, nor when the tool's path rules the App out, nor for ``ask="always"``: the UI's
         submit tool is one a client without MCP Apps shows the model, which could call it without the
         user (spec §11.2: the server cannot tell who calls), and "always" promises the user confirms."""
-        declared: dict[str, forms.Field] = getattr(self.form_class, "base_fields", {})
-        on_page = any(isinstance(f.widget, forms.PasswordInput | forms.FileInput) for f in declared.values())
+        on_page = any(auto.page_only for auto in fields_for_form(self.form_class))
         return self.path == "auto" and not on_page and self.ask != "always"
 
-    @cached_property
-    def tool(self) -> Tool:
-        return Tool(
-            name=self.name,
-            title=self.title,
-            description=self.description,
-            input_schema=self.input_schema(),
-            handler=self.call,
-            annotations=self.annotations if self.annotations is not None else self.default_annotations(),
-            output_schema=self.output_schema,
-            meta=ui.tool_meta(self.name) if self.uses_app else None,
-            state_version=None if self.version is None else lambda: self.version,
-        )
 
-    @cached_property
-    def submit_tool(self) -> Tool:
-        """The app-only tool the form UI calls with the field values as arguments (spec §11.5)."""
-        return Tool(
-            name=ui.submit_name(self.name),
-            title=f"Submit {self.title}",
-            description=f"Submit the {self.title} form from its UI, with the field values as arguments.",
-            input_schema=self.input_schema(),
-            handler=self.submit,
-            annotations=self.annotations if self.annotations is not None else self.default_annotations(),
-            meta=ui.tool_meta(self.name, app_only=True),
-        )
-
-    @property
-    def tools(self) -> tuple[Tool, ...]:
-        """What ``tools/list`` shows for this form: the tool, and the submit tool of its UI if it has one."""
-        return (self.tool, self.submit_tool) if self.uses_app else (self.tool,)
-
-    # Running -------------------------------------------------------------------------------------------
-
-    def _instance(self, ctx: RequestContext, arguments: Mapping[str, Any]) -> models.Model | None:
-        if not self.update:
-            return None
-        key = arguments.get(self.lookup)
-        if isinstance(key, bool) or not isinstance(key, str | int):
-            raise _ToolRefusal(
-                f"Pass the {self.lookup} of the object to change as the {self.lookup!r} argument."
-            )
-        meta = self.form_class._meta  # type: ignore[attr-defined]
-        queryset = self.queryset(ctx) if self.queryset else meta.model._default_manager.all()
-        try:
-            return queryset.get(**{self.lookup: key})  # type: ignore[no-any-return]
-        except (queryset.model.DoesNotExist, ValidationError, ValueError, TypeError):
-            raise _ToolRefusal(f"No {meta.model._meta.verbose_name} with {self.lookup} {key!r}.") from None
-
-    def _permission(self) -> str | None:
-        if self.permission is not DEFAULT_PERMISSION:
-            return self.permission
-        if self.update:
-            opts = self.form_class._meta.model._meta  # type: ignore[attr-defined]
-            return f"{opts.app_label}.change_{opts.model_name}"
-        return None
-
-    def permission_refusal(self, ctx: RequestContext) -> str | None:
-        """Why this request may not use the tool, or None."""
-        permission = self._permission()
-        user = ctx.user
-        if permission and not (user is not None and user.has_perm(permission)):
-            return f"Permission denied: {self.name} needs the {permission!r} permission."
-        return None
-
-    def _admit(
-        self, ctx: RequestContext, arguments: Mapping[str, Any]
-    ) -> tuple[models.Model | None, dict[str, Any] | None]:
-        """Check the permission and find the object to update: (instance, None), or (None, the refusal)."""
-        if refusal := self.permission_refusal(ctx):
-            return None, error_result(refusal)
-        try:
-            return self._instance(ctx, arguments), None
-        except _ToolRefusal as refusal:
-            return None, error_result(str(refusal))
-
-    def call(self, ctx: RequestContext, arguments: dict[str, Any]) -> dict[str, Any]:
-        """Run one round. The client's capabilities choose the path, per request: the form UI on an MCP Apps
-        host, else a form elicitation, else the missing-fields result; passwords and files (and URL-only
-        forms) go to the URL-mode page (spec §7.3, §11.5)."""
-        instance, refused = self._admit(ctx, arguments)
-        if refused is not None:
-            return refused
-        waiting = pages.pending_page(ctx)
-        if waiting is not None:
-            return pages.resume_page(ctx, waiting, form_tool=self)
-        if self.path == "url":
-            return pages.ask_page(ctx, form_tool=self, values=_given(arguments, self), problems=())
-        route = ui.choose_route(ctx, "auto" if self.uses_app else "form")
-        outcome = run(
-            self.flow,
-            ctx,
-            arguments,
-            instance=instance,
-            confirm_label=f"the {self.title} form",
-            app=route == "app",
-        )
-        if isinstance(outcome, Asking):
-            return outcome.result
-        if isinstance(outcome, Refused):
-            return error_result(outcome.text)
-        if isinstance(outcome, NeedsPage):
-            return pages.ask_page(ctx, form_tool=self, values=outcome.values, problems=outcome.problems)
-        if isinstance(outcome, Showing):
-            return self._show(outcome)
-        return self._complete(ctx, outcome)
-
-    def _show(self, showing: Showing) -> dict[str, Any]:
-        result = ui.display_form(
-            list(showing.fields), self.name, title=self.title, submit=ui.submit_name(self.name)
-        )
-        # The UI prefills from these and shows the model's invalid values next to their fields.
-        result["structuredContent"] |= {"values": to_json(showing.values), "errors": showing.errors}
-        return result
-
-    def submit(self, ctx: RequestContext, arguments: dict[str, Any]) -> dict[str, Any]:
-        """The app-only submit tool: validate the UI's values with the form and run the handler once.
-
-        Errors come back as ``isError`` with Django's messages per field in ``structuredContent.errors``,
-        so the UI shows each next to its input (spec §11.5 step 4).
-        """
-        instance, refused = self._admit(ctx, arguments)
-        if refused is not None:
-            return refused
-        # The user filled the form themselves: nothing is asked, the values are judged as they are.
-        outcome = run(
-            replace(self.flow, ask="never"),
-            _silent(ctx),
-            arguments,
-            instance=instance,
-            confirm_label=f"the {self.title} form",
-        )
-        if isinstance(outcome, Ready):
-            return self._complete(ctx, outcome)
-        if isinstance(outcome, Refused):
-            result = error_result(outcome.text)
-            result["structuredContent"] = {"errors": dict(outcome.errors)}
-            return result
-        return error_result(f"The {self.title} form could not be submitted from its UI.")
-
-    def read_ui(self, ctx: RequestContext, uri: str) -> dict[str, Any]:
-        """The ``ui://`` resource: the form rendered by ``mcpforms/form.html`` as an MCP App (spec §11.3)."""
-        html = ui.render_form(
-            self.form_class(**self.flow.kwargs_for(ctx)),
-            title=self.title,
-            description=self.message,
-            mode="app",
-            submit=ui.submit_name(self.name),
-        )
-        return ui.read_result(uri, html)
-
-    def page_form(
-        self, ctx: RequestContext, *, data: Any = None, files: Any = None, initial: Any = None
-    ) -> forms.BaseForm:
-        """The form of the URL-mode page, bound to the submitted ``data`` and ``files`` when given."""
-        kwargs = self.flow.kwargs_for(ctx, instance=self._instance(ctx, ctx.arguments))
-        if data is None:
-            return self.form_class(initial=initial, **kwargs)
-        return self.form_class(data=data, files=files, **kwargs)
-
-    def run_handler(self, ctx: RequestContext, form: forms.BaseForm) -> dict[str, Any]:
-        """Run the handler on a valid form and return the CallToolResult (the URL-mode page's submission)."""
-        return tool_result(self.handler(ctx, form))
-
-    def _complete(self, ctx: RequestContext, ready: Ready) -> dict[str, Any]:
-        from mcpforms.models import CompletedFlow
-
-        with transaction.atomic():
-            if ctx.request_state is not None:
-                # The last round of a flow may reach us twice (a client retry): run the handler once.
-                try:
-                    with transaction.atomic():
-                        CompletedFlow.record(ctx.request_state)
-                except IntegrityError:
-                    return error_result(
-                        f"This {self.title} form was already submitted; it was not submitted again."
-                    )
-            return self.run_handler(ctx, ready.form)
-
-
-class _ToolRefusal(Exception):
-    pass
-
-
-def _silent(ctx: RequestContext) -> RequestContext:
-    """The context as it is, minus any way to ask: the flow then only judges the values it has."""
-    return replace(ctx, client_capabilities={}, input_responses=None, request_state=None)
-
-
-def _given(arguments: Any, form_tool: FormTool) -> dict[str, Any]:
-    known = {auto.name for auto in form_fields(form_tool.form_class) if auto.type not in PAGE_TYPES}
-    return {k: v for k, v in arguments.items() if k in known} if isinstance(arguments, dict) else {}
-
-
-def find_form_tool(server: Server, name: str) -> FormTool | None:
-    """The FormTool behind the tool ``name`` of ``server``: registered in code or defined in the admin."""
-    tool = server.tools.get(name)
-    owner = getattr(tool.handler, "__self__", None) if tool is not None else None
-    return owner if isinstance(owner, FormTool) else None
-
-
-def describe_form(form_class: type[forms.BaseForm], description: str | None, title: str) -> str:
-    # A class's own docstring only: __doc__ is not inherited, so Form's docstring never leaks in.
-    text = description or (inspect.cleandoc(form_class.__doc__) if form_class.__doc__ else "")
-    return text or f"Fill in the {title} form."
-
-
-def form_tool(
+def tool_class(
     form_class: type[forms.BaseForm],
     *,
-    name: str | None = None,
-    title: str | None = None,
-    description: str | None = None,
-    message: str | None = None,
-    permission: str | None = DEFAULT_PERMISSION,
-    ask: Ask = "missing",
-    update: bool = False,
-    lookup: str = "pk",
+    handler: FormHandler | None = None,
     queryset: Callable[[RequestContext], models.QuerySet[Any]] | None = None,
     form_kwargs: Callable[[RequestContext], Mapping[str, Any]] | None = None,
-    output_schema: Mapping[str, Any] | None = None,
-    annotations: Mapping[str, Any] | None = None,
-    handler: Handler | None = None,
-    version: str | None = None,
-    path: ui.Path = "auto",
-) -> FormTool:
-    """Build (and check) the tool for ``form_class`` without registering it; ``register`` takes the same
-    options. ``version`` names the form's current definition: a requestState minted for another is refused.
-    ``path`` chooses how the user fills the form: ``"auto"`` (the form UI on MCP Apps hosts, else a form
-    elicitation), ``"form"`` (never the UI) or ``"url"`` (always the URL-mode page).
-    """
-    if ask not in ASK_MODES:
-        raise RegistrationError(f"ask={ask!r} is not one of {', '.join(ASK_MODES)}.")
-    if path not in ui.PATHS:
-        raise RegistrationError(f"path={path!r} is not one of {', '.join(ui.PATHS)}.")
-    if update and not _is_model_form(form_class):
-        raise RegistrationError(f"update=True needs a ModelForm; {form_class.__name__} is not one.")
-    check_convertible(form_class)
-    tool_name = default_name(form_class) if name is None else name
-    check_name(tool_name, kind="Tool")
-    tool_title = title or tool_name.replace("_", " ").capitalize()
-    return FormTool(
-        name=tool_name,
-        form_class=form_class,
-        handler=handler or _save_or_echo,
-        title=tool_title,
-        description=f"{describe_form(form_class, description, tool_title)} {ASKS_LATER}",
-        message=message or f"Please fill in: {tool_title}",
-        ask=ask,
-        permission=permission,
-        update=update,
-        lookup=lookup,
-        queryset=queryset,
-        form_kwargs=form_kwargs,
-        output_schema=output_schema,
-        annotations=annotations,
-        custom_handler=handler is not None,
-        version=version,
-        path=path,
-    )
+    **options: Any,
+) -> type[FormTool]:
+    """Build the ``FormTool`` subclass ``register(form_class, **options)`` stands for, as
+    ``AdminSite.register`` builds a ``ModelAdmin``: options become class attributes, and the callables
+    (``handler``, ``queryset``, ``form_kwargs``) the methods they stand for."""
+    if unknown := set(options) - set(OPTIONS):
+        valid = ", ".join(sorted(CALLABLES + OPTIONS))
+        raise RegistrationError(f"Unknown option(s) {', '.join(sorted(unknown))}; valid: {valid}.")
+    if "name" in options:
+        check_name(options["name"], kind="Tool")  # given, so never derived: "" is a bad name, not "default"
+    attrs: dict[str, Any] = {"form_class": form_class, **options}
+    if handler is not None:
+        attrs["handle"] = lambda self, request, form: handler(request, form)
+    if queryset is not None:
+        attrs["get_queryset"] = lambda self, request: queryset(request)
+    if form_kwargs is not None:
+        attrs["get_form_kwargs"] = lambda self, request: dict(form_kwargs(request))
+    return type(f"{form_class.__name__}Tool", (FormTool,), attrs)
+
+
+OPTIONS = (
+    "name",
+    "title",
+    "description",
+    "message",
+    "ask",
+    "path",
+    "permission",
+    "update",
+    "lookup",
+    "output_schema",
+    "annotations",
+    "version",
+)
+CALLABLES = ("handler", "queryset", "form_kwargs")

@@ -10,19 +10,18 @@ from __future__ import annotations
 import hashlib
 import logging
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal, TypedDict
+from typing import Any, TypedDict
 
 from django import forms
 from django.http import HttpRequest
 from django.template.loader import render_to_string
 
-from mcpforms.fields import PAGE_TYPES, AutoFormField, fields_for_form
+from mcpforms.fields import AutoFormField, fields_for_form
+from mcpforms.flow import Way
+from mcpforms.forms import form_class_for
 from mcpforms.protocol.context import RequestContext
 from mcpforms.protocol.primitives import Resource
 from mcpforms.schema import form_input_request
-
-if TYPE_CHECKING:
-    pass
 
 logger = logging.getLogger(__name__)
 
@@ -38,11 +37,6 @@ RESOURCE_META: dict[str, Any] = {
     "ui": {"csp": {"connectDomains": [], "resourceDomains": []}, "prefersBorder": True}
 }
 
-Path = Literal["auto", "form", "url"]
-PATHS: tuple[str, ...] = ("auto", "form", "url")
-Route = Literal["app", "form", "none"]
-Mode = Literal["app", "page"]
-
 
 def supports_apps(capabilities: Mapping[str, Any]) -> bool:
     """Tell whether a client declared MCP Apps: its ``mimeTypes`` list the App MIME type (spec §11.1)."""
@@ -50,15 +44,6 @@ def supports_apps(capabilities: Mapping[str, Any]) -> bool:
     settings = extensions.get(EXTENSION_ID) if isinstance(extensions, Mapping) else None
     mime_types = settings.get("mimeTypes") if isinstance(settings, Mapping) else None
     return isinstance(mime_types, list) and MIME_TYPE in mime_types
-
-
-def choose_route(ctx: RequestContext, path: Path = "auto") -> Route:
-    """Pick how this request asks: the App UI, a form elicitation, or neither (spec §11.5)."""
-    if path == "auto" and supports_apps(ctx.client_capabilities):
-        return "app"
-    if ctx.supports_elicitation("form"):
-        return "form"
-    return "none"
 
 
 def resource_uri(tool: str) -> str:
@@ -105,11 +90,11 @@ _PICKERS: tuple[tuple[type[forms.Widget], str, str], ...] = (
 )
 
 
-def _prepare(form: forms.BaseForm, types: Mapping[str, str], *, mode: Mode) -> list[forms.BoundField]:
+def _prepare(form: forms.BaseForm, page_only: set[str], *, mode: Way) -> list[forms.BoundField]:
     """Return the bound fields to show, each input described by its help text and its error box."""
     shown = []
     for bound in form.visible_fields():
-        if mode == "app" and types.get(bound.name) in PAGE_TYPES:
+        if mode == "app" and bound.name in page_only:
             continue
         widget = bound.field.widget
         for widget_class, input_type, date_format in _PICKERS:
@@ -129,7 +114,7 @@ def render_form(
     form: forms.BaseForm | None,
     *,
     title: str,
-    mode: Mode,
+    mode: Way,
     description: str = "",
     submit: str = "",
     request: HttpRequest | None = None,
@@ -137,10 +122,11 @@ def render_form(
     notice: str | None = None,
 ) -> str:
     """Render ``mcpforms/form.html``: the App (``mode="app"``, submitting to the tool ``submit``) or the
-    URL-mode page (``mode="page"``, an ordinary POST); ``result`` shows a completed submission instead, and
+    URL-mode page (``mode="url"``, an ordinary POST); ``result`` shows a completed submission instead, and
     ``notice`` a message (with no form: an expired link, say)."""
     autos = fields_for_form(form) if form is not None else []
-    fields = _prepare(form, {auto.name: auto.type for auto in autos}, mode=mode) if form is not None else []
+    page_only = {auto.name for auto in autos if auto.page_only}
+    fields = _prepare(form, page_only, mode=mode) if form is not None else []
     kinds = {auto.name: _kind(auto) for auto in autos}
     config = {
         "submit": submit,
@@ -166,11 +152,7 @@ def read_result(uri: str, html: str) -> dict[str, Any]:
 
 
 def _form_class(fields: Sequence[AutoFormField] | type[forms.BaseForm], tool: str) -> type[forms.BaseForm]:
-    if isinstance(fields, type):
-        return fields
-    from mcpforms.definitions import form_class_for  # the admin's field factory: AutoFormField → Django
-
-    return form_class_for(tool, fields)
+    return fields if isinstance(fields, type) else form_class_for(tool, fields)
 
 
 def form_resource(
@@ -210,7 +192,7 @@ class ElicitOptions(TypedDict, total=False):
 def fallback_text(fields: Sequence[AutoFormField], *, title: str, tool: str) -> str:
     """What a host without MCP Apps (and the model) reads: the form's fields and how to pass them."""
     lines = [f"{title}: the form is shown to the user, who submits it there."]
-    asked = [field for field in fields if field.type not in PAGE_TYPES and field.type != "hidden"]
+    asked = [field for field in fields if not field.page_only and field.type != "hidden"]
     if asked:
         # The model-visible tool, never an app-only submit tool the model cannot see (spec §11.2).
         lines.append(f"Without the form, call {tool} with these arguments:")
@@ -268,7 +250,7 @@ def display_form(
             "form": tool,
             "title": title,
             "submit": target,
-            "fields": [field_json(field) for field in fields if field.type not in PAGE_TYPES],
+            "fields": [field_json(field) for field in fields if not field.page_only],
         },
         "_meta": {"ui": {"resourceUri": resource_uri(tool)}},
     }

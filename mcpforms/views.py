@@ -17,18 +17,19 @@ from django.utils import timezone
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods
 
-from mcpforms import pages, ui
+from mcpforms import serving, ui, url_mode
 from mcpforms.models import UrlElicitation
 from mcpforms.protocol.context import RequestContext
 from mcpforms.protocol.server import default_server
-from mcpforms.state import ANONYMOUS, principal_for
-from mcpforms.tools import FormTool, find_form_tool
+from mcpforms.protocol.state import ANONYMOUS, principal_for
+from mcpforms.registry import registry_for
+from mcpforms.tools import FormTool
 
 logger = logging.getLogger(__name__)
 
 
 def _notice(request: HttpRequest, title: str, text: str, *, status: int) -> HttpResponse:
-    html = ui.render_form(None, title=title, mode="page", notice=text, request=request)
+    html = ui.render_form(None, title=title, mode="url", notice=text, request=request)
     return HttpResponse(html, status=status)
 
 
@@ -45,8 +46,8 @@ def _result_text(result: dict[str, object]) -> str:
 @require_http_methods(["GET", "POST"])
 def page(request: HttpRequest, token: str) -> HttpResponse:
     try:
-        claim = pages.load_page_token(token)
-    except pages.InvalidPageToken as error:
+        claim = url_mode.load_page_token(token)
+    except url_mode.InvalidPageToken as error:
         logger.info("Refused a URL-mode link: %s", error.reason)
         if error.expired:
             return _notice(
@@ -59,7 +60,7 @@ def page(request: HttpRequest, token: str) -> HttpResponse:
         row = None
     if row is None or not claim.binds(tool=row.tool, principal=row.principal):
         return _notice(request, "Invalid link", "This link is no longer valid.", status=404)
-    form_tool = find_form_tool(default_server, row.tool)
+    form_tool = registry_for(default_server).form_tool(row.tool)
     if form_tool is None:
         return _notice(request, "Invalid link", "This link is no longer valid.", status=404)
     if row.completed is not None:
@@ -83,18 +84,20 @@ def page(request: HttpRequest, token: str) -> HttpResponse:
         user=getattr(request, "user", None),
         principal=row.principal,
     )
-    if refusal := form_tool.permission_refusal(ctx):
-        return _notice(request, form_tool.title, refusal, status=403)
+    try:
+        serving.check_access(form_tool, ctx, row.arguments)  # the permission, and the object to update
+    except serving.Refusal as refusal:
+        return _notice(request, form_tool.title, str(refusal), status=403)
     try:
         if request.method == "POST":
             return _submit(request, ctx, form_tool, row)
-        form = form_tool.page_form(ctx, initial=row.values)
+        form = serving.page_form(form_tool, ctx, initial=row.values)
     except Exception:
         logger.exception("The URL-mode page of %r failed", form_tool.name)
         return _notice(request, form_tool.title, "Something went wrong; nothing was submitted.", status=500)
     return HttpResponse(
         ui.render_form(
-            form, title=form_tool.title, description=form_tool.message, mode="page", request=request
+            form, title=form_tool.title, description=form_tool.message, mode="url", request=request
         )
     )
 
@@ -102,10 +105,10 @@ def page(request: HttpRequest, token: str) -> HttpResponse:
 def _submit(
     request: HttpRequest, ctx: RequestContext, form_tool: FormTool, row: UrlElicitation
 ) -> HttpResponse:
-    form = form_tool.page_form(ctx, data=request.POST, files=request.FILES)
+    form = serving.page_form(form_tool, ctx, data=request.POST, files=request.FILES)
     if not form.is_valid():
         html = ui.render_form(
-            form, title=form_tool.title, description=form_tool.message, mode="page", request=request
+            form, title=form_tool.title, description=form_tool.message, mode="url", request=request
         )
         return HttpResponse(html, status=400)
     with transaction.atomic():
@@ -117,9 +120,9 @@ def _submit(
             return _notice(
                 request, form_tool.title, "This form was already submitted: the link works once.", status=410
             )
-        result = form_tool.run_handler(ctx, form)
+        result = serving.run_handler(form_tool, ctx, form)
         UrlElicitation.objects.filter(pk=row.pk).update(result=result)
     html = ui.render_form(
-        form, title=form_tool.title, mode="page", result=_result_text(result), request=request
+        form, title=form_tool.title, mode="url", result=_result_text(result), request=request
     )
     return HttpResponse(html)

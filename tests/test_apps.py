@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import subprocess
+import sys
 from io import StringIO
 
 import pytest
@@ -23,6 +25,7 @@ def test_the_app_sets_its_own_auto_field():
 def test_the_public_api_is_small_and_importable():
     assert set(mcpforms.__all__) == {
         "AutoFormField",
+        "FormTool",
         "Option",
         "accepted_form_input",
         "display_form",
@@ -36,3 +39,11 @@ def test_the_public_api_is_small_and_importable():
     }
     for name in mcpforms.__all__:
         assert getattr(mcpforms, name)
+
+
+def test_the_pure_schema_module_imports_alone():
+    # Names load on first use: importing the schema brings in neither the registry nor the protocol core.
+    probe = "import sys, mcpforms.schema; print(*sorted(sys.modules))"
+    loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    ours = [name for name in loaded.split() if name.startswith(("mcpforms", "pydantic", "ninja"))]
+    assert ours == ["mcpforms", "mcpforms.conf", "mcpforms.fields", "mcpforms.schema"]

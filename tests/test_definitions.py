@@ -9,14 +9,8 @@ import mcp_types
 import pytest
 from django.core import mail
 
-from mcpforms.definitions import (
-    DefinitionError,
-    auto_field,
-    catalog_version,
-    definition_form_class,
-    definition_tools,
-    parse_choices,
-)
+from mcpforms.definitions import catalog_version, definition_form_class, definition_tools
+from mcpforms.field_rows import DefinitionError, auto_field, parse_choices
 from mcpforms.fields import AutoFormField, Option, fields_for_form
 from mcpforms.models import FieldDefinition, FormDefinition, Submission
 from mcpforms.protocol.server import default_server
@@ -142,7 +136,7 @@ def test_every_type_round_trips_through_a_django_form(values):
 
 
 def definition_form_class_of(fields):
-    from mcpforms.definitions import form_class_for
+    from mcpforms.forms import form_class_for
 
     return form_class_for("x", fields)
 
@@ -204,7 +198,7 @@ def test_a_broken_definition_is_left_out_not_a_broken_list(caplog):
     FieldDefinition.objects.bulk_create(
         [FieldDefinition(definition=broken, name="n", type="integer", min=5, max=1)]
     )
-    assert [tool.name for tool in definition_tools()] == ["event_rsvp", "event_rsvp_submit"]
+    assert [tool.name for tool in definition_tools()] == ["event_rsvp"]
     assert "'broken' cannot be offered" in caplog.text
 
 

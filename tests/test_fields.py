@@ -301,7 +301,6 @@ def test_auto_form_field_validates_and_normalises():
     field = AutoFormField("plan", options=[Option("a"), Option("b", "Bee")])
     assert field.options == (Option("a", "a"), Option("b", "Bee"))
     assert field.label == "Plan"
-    assert field.is_select
     hash(field)
     with pytest.raises(ValueError, match="valid types: boolean, checkbox"):
         AutoFormField("x", type="colour")  # type: ignore[arg-type]

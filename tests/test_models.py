@@ -8,16 +8,15 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from mcpforms import models
-from mcpforms.fields import AutoFormField
 from mcpforms.models import CompletedFlow
-from mcpforms.state import dump_state, load_state
+from mcpforms.protocol.state import dump_state, load_state
 
 pytestmark = pytest.mark.django_db
 BINDING: dict[str, Any] = {"tool": "tool:signup", "arguments": {}, "principal": "anonymous"}
 
 
 def state():
-    token = dump_state(**BINDING, fields=[AutoFormField("email")], answers={"email": "a@b.co"})
+    token = dump_state(**BINDING, answers={"email": "a@b.co"})
     return load_state(token, **BINDING)
 
 

@@ -8,7 +8,7 @@ import pytest
 
 from mcpforms.fields import AutoFormField
 from mcpforms.protocol import RequestContext
-from mcpforms.state import InvalidState, load_state
+from mcpforms.protocol.state import InvalidState, load_state
 
 FIELDS = (AutoFormField(name="name"),)
 
@@ -26,7 +26,7 @@ def context(**overrides: Any) -> RequestContext:
 
 
 def test_mint_state_binds_the_call():
-    token = context().mint_state(fields=FIELDS, answers={"name": "Ada"}, pending=["x"])
+    token = context().mint_state(answers={"name": "Ada"}, pending=["x"])
     state = load_state(token, tool="tool:greet", arguments={"a": 1}, principal="user:3")
     assert (state.answers, state.pending) == ({"name": "Ada"}, ("x",))
     others: list[dict[str, Any]] = [
@@ -43,8 +43,8 @@ def test_mint_state_binds_the_call():
 def test_mint_state_uses_the_tool_version_unless_told_otherwise():
     ctx = context(state_version="v2")
     binding: dict[str, Any] = {"tool": "tool:greet", "arguments": {"a": 1}, "principal": "user:3"}
-    assert load_state(ctx.mint_state(fields=(), answers={}), version="v2", **binding).version == "v2"
-    assert load_state(ctx.mint_state(fields=(), answers={}, version="v3"), version="v3", **binding)
+    assert load_state(ctx.mint_state(answers={}), version="v2", **binding).version == "v2"
+    assert load_state(ctx.mint_state(answers={}, version="v3"), version="v3", **binding)
 
 
 def test_supports_elicitation():

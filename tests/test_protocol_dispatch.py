@@ -43,7 +43,7 @@ def build_server() -> Server:
         if isinstance(response, dict) and response.get("action") == "accept":
             name = response["content"]["name"]
             if arguments.get("twice"):
-                token = ctx.mint_state(fields=NAME, answers={"name": name})
+                token = ctx.mint_state(answers={"name": name})
                 return {"resultType": "input_required", "requestState": token}
             return {
                 "content": [{"type": "text", "text": f"Hello, {name}!"}],
@@ -264,9 +264,9 @@ def test_request_state_round_trip_and_binding(server):
 def test_state_of_a_prompt_cannot_be_replayed_on_a_tool(server):
     reply = send(server, "prompts/get", {"name": "topic", "arguments": {"topic": "x"}})
     assert reply.status == 200
-    from mcpforms.state import dump_state
+    from mcpforms.protocol.state import dump_state
 
-    token = dump_state(tool="prompt:topic", arguments={}, principal="anonymous", fields=(), answers={})
+    token = dump_state(tool="prompt:topic", arguments={}, principal="anonymous", answers={})
     assert error_of(server, "tools/call", {"name": "greet", "requestState": token})[1]["code"] == -32602
 
 
@@ -493,7 +493,7 @@ def test_a_state_for_an_older_version_is_stale_not_invalid():
 
     def form(ctx: RequestContext, arguments: dict[str, Any]) -> dict[str, Any]:
         seen.append((ctx.stale_state, ctx.request_state))
-        return {"resultType": "input_required", "requestState": ctx.mint_state(fields=(), answers={})}
+        return {"resultType": "input_required", "requestState": ctx.mint_state(answers={})}
 
     server.add_tool(Tool("form", "A form.", {"type": "object"}, form, state_version=lambda: version[0]))
     token = result_of(server, "tools/call", {"name": "form"})["requestState"]

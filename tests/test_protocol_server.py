@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -150,19 +151,25 @@ def test_an_unversioned_source_is_read_every_time():
     assert len(calls) == 2
 
 
-def test_changed_and_remove_invalidate():
+def test_a_lookup_stops_at_the_first_source_that_has_the_name():
+    read: list[str] = []
+
+    def version(name: str) -> Callable[[], int]:
+        def read_version() -> int:
+            read.append(name)
+            return 0
+
+        return read_version
+
     catalog: Catalog[Tool] = Catalog(lambda t: t.name, kind="tool")
     assert not catalog
-    catalog.add(tool("a"))
-    assert catalog and [t.name for t in catalog.all()] == ["a"]
-    catalog.remove("a")
-    assert catalog.all() == ()
-    items = [tool("b")]
-    catalog.add_source(lambda: items, version=lambda: 0)
-    assert [t.name for t in catalog.all()] == ["b"]
-    items.append(tool("c"))
-    catalog.changed()
-    assert [t.name for t in catalog.all()] == ["b", "c"]
+    catalog.add_source(lambda: [tool("a")], version=version("first"))
+    catalog.add_source(lambda: [tool("a"), tool("b")], version=version("second"))
+    assert catalog
+    found = catalog.get("a")
+    assert found is not None and read == ["first"]  # the second source's version was never read
+    assert catalog.get("b") is not None and read == ["first", "first", "second"]
+    assert [t.name for t in catalog.all()] == ["a", "b"]
 
 
 @override_settings(MCPFORMS={"SERVER_NAME": "from-settings", "SERVER_VERSION": "3"})
@@ -214,10 +221,10 @@ def test_the_readme_handler_example_runs():
     assert second is not None and second["result"]["content"] == [{"type": "text", "text": "Hello, Ada!"}]
 
 
-def test_cached_options_follow_setting_changes():
-    from mcpforms.protocol.options import option
+def test_cached_settings_follow_setting_changes():
+    from mcpforms.conf import conf
 
-    assert option("PAGE_SIZE") == 100
+    assert conf.PAGE_SIZE == 100
     with override_settings(MCPFORMS={"PAGE_SIZE": 7}):
-        assert option("PAGE_SIZE") == 7
-    assert option("PAGE_SIZE") == 100
+        assert conf.PAGE_SIZE == 7
+    assert conf.PAGE_SIZE == 100

@@ -18,7 +18,6 @@ from mcpforms.tools import RegistrationError
 from mcpforms.ui import (
     EXTENSION_ID,
     MIME_TYPE,
-    choose_route,
     form_resource,
     render_form,
     submit_name,
@@ -218,28 +217,6 @@ def test_a_form_path_tool_elicits_even_on_an_apps_host():
     assert asked(result, "signup")["mode"] == "form"
 
 
-@pytest.mark.parametrize(
-    ("capabilities", "route"),
-    [
-        (APPS, "app"),
-        (APPS_AND_FORMS, "app"),
-        ({"elicitation": {}}, "form"),
-        ({}, "none"),
-        ({"extensions": 1}, "none"),
-    ],
-)
-def test_choose_route(capabilities, route):
-    from mcpforms.protocol.context import RequestContext
-
-    ctx = RequestContext(
-        method="tools/call", binding="t", arguments={}, client_capabilities=capabilities, meta={}
-    )
-    assert choose_route(ctx) == route
-    assert choose_route(ctx, "form") == (
-        "none" if route == "none" or "elicitation" not in capabilities else "form"
-    )
-
-
 # The app-only submit tool ---------------------------------------------------------------------------------
 
 
@@ -321,7 +298,7 @@ def test_form_resource_renders_the_same_fields_and_submits_to_the_tool():
 def test_render_form_shows_djangos_errors_inline():
     form = SignupForm(data={"email": "ada@example.invalid", "plan": "pro"})
     form.is_valid()
-    page = parse(html := render_form(form, title="Sign up", mode="page"))
+    page = parse(html := render_form(form, title="Sign up", mode="url"))
     assert page.controls["email"]["aria-invalid"] == "true"
     assert 'id="id_email_error" role="alert"><p>That domain does not receive mail.</p>' in html
     assert "csrfmiddlewaretoken" not in html  # no request, no token: the page view passes its request

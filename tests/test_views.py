@@ -19,9 +19,9 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client, override_settings
 
 from mcpforms.models import UrlElicitation
-from mcpforms.pages import dump_page_token
 from mcpforms.protocol.server import default_server
 from mcpforms.registry import register, registry_for
+from mcpforms.url_mode import dump_page_token
 from tests.core_client import CoreClient, text
 from tests.forms import SignupForm
 

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from mcpforms.fields import AutoFormField
 from mcpforms.protocol.capabilities import ElicitationMode, supports_elicitation
 from mcpforms.protocol.jsonrpc import notification
-from mcpforms.state import RequestState, dump_state
+from mcpforms.protocol.state import ANONYMOUS, RequestState, dump_state
 
 Notify = Callable[[dict[str, Any]], None]
 
@@ -25,6 +24,7 @@ class RequestContext:
 
     ``input_responses`` and ``request_state`` are None on a first round. ``request_state`` has already been
     verified against this very call (``binding``, arguments, principal), so a handler can trust it.
+    ``client_info`` is the client's Implementation object from ``_meta``, when it sent one.
     """
 
     method: str
@@ -33,7 +33,8 @@ class RequestContext:
     client_capabilities: Mapping[str, Any]
     meta: Mapping[str, Any]
     user: Any = None
-    principal: str = "anonymous"
+    principal: str = ANONYMOUS
+    client_info: Mapping[str, Any] | None = None
     input_responses: dict[str, Any] | None = None
     request_state: RequestState | None = None
     # True when the echoed requestState was authentic but minted for an older version of the definition.
@@ -50,17 +51,18 @@ class RequestContext:
     def mint_state(
         self,
         *,
-        fields: Sequence[AutoFormField],
         answers: Mapping[str, Any],
         pending: Iterable[str] = (),
         version: str | None = None,
     ) -> str:
-        """Sign a requestState for the next round, bound to this call, its arguments and its principal."""
+        """Sign a requestState for the next round, bound to this call, its arguments and its principal.
+
+        ``answers`` travel signed but readable: never put a secret in them.
+        """
         return dump_state(
             tool=self.binding,
             arguments=self.arguments,
             principal=self.principal,
-            fields=fields,
             answers=answers,
             pending=pending,
             version=self.state_version if version is None else version,

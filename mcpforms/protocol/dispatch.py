@@ -11,11 +11,12 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from mcp_types.methods import validate_client_request
 from pydantic import ValidationError
 
+from mcpforms.conf import conf
 from mcpforms.protocol import results
 from mcpforms.protocol.context import Notify
 from mcpforms.protocol.envelope import read_envelope
@@ -29,12 +30,9 @@ from mcpforms.protocol.errors import (
 )
 from mcpforms.protocol.jsonrpc import Message, error_response, read_message, readable_id, result_response
 from mcpforms.protocol.methods import INPUT_REQUIRED_METHODS, METHODS, Call
-from mcpforms.protocol.options import option
+from mcpforms.protocol.offering import Offering
+from mcpforms.protocol.state import ANONYMOUS, principal_for
 from mcpforms.protocol.versions import SUPPORTED_VERSIONS, era_of
-from mcpforms.state import ANONYMOUS, principal_for
-
-if TYPE_CHECKING:
-    from mcpforms.protocol.server import Server
 
 logger = logging.getLogger("mcpforms.protocol")
 
@@ -51,7 +49,7 @@ ACCEPTED = Reply(202)
 
 
 def handle(
-    server: Server,
+    server: Offering,
     payload: Any,
     *,
     headers: Mapping[str, str] | None,
@@ -74,7 +72,7 @@ def handle(
 
 
 def _answer(
-    server: Server,
+    server: Offering,
     message: Message,
     headers: Mapping[str, str] | None,
     user: Any,
@@ -106,7 +104,7 @@ def _answer(
         result,
         method=message.method,
         server_info=server.info,
-        ttl_ms=option("CACHE_TTL_MS"),
+        ttl_ms=conf.CACHE_TTL_MS,
         cache_scope="public" if public else "private",
     )
 

@@ -90,6 +90,6 @@ def missing_capability(required: dict[str, Any]) -> ProtocolError:
 
 
 def invalid_state() -> ProtocolError:
-    # The reason stays in the server log (mcpforms.state): telling the client why a token failed would help
-    # whoever forged it.
+    # The reason stays in the server log (mcpforms.protocol.state): telling the client why a token failed
+    # would help whoever forged it.
     return invalid_params("Invalid or expired requestState", {"reason": "invalid_request_state"})

@@ -8,21 +8,19 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from mcpforms.conf import conf
 from mcpforms.protocol.context import Notify, RequestContext
 from mcpforms.protocol.envelope import Envelope
 from mcpforms.protocol.errors import ToolError, invalid_params, invalid_state
 from mcpforms.protocol.jsonrpc import Message
-from mcpforms.protocol.options import option
+from mcpforms.protocol.offering import Offering
 from mcpforms.protocol.pagination import page
 from mcpforms.protocol.param_headers import check_param_headers
 from mcpforms.protocol.primitives import Prompt, Resource, ResourceTemplate, Tool
+from mcpforms.protocol.state import InvalidState, StaleState, load_state
 from mcpforms.protocol.versions import SUPPORTED_VERSIONS
-from mcpforms.state import InvalidState, StaleState, load_state
-
-if TYPE_CHECKING:
-    from mcpforms.protocol.server import Server
 
 # Spec §6.1: the only methods whose result may be input_required.
 INPUT_REQUIRED_METHODS: frozenset[str] = frozenset({"tools/call", "prompts/get", "resources/read"})
@@ -34,7 +32,7 @@ MAX_COMPLETIONS = 100
 class Call:
     """A request that passed the ladder, with who sent it."""
 
-    server: Server
+    server: Offering
     message: Message
     envelope: Envelope
     user: Any
@@ -78,6 +76,7 @@ def _context(call: Call, *, binding: str, arguments: Any, state_version: str | N
         meta=params["_meta"],
         user=call.user,
         principal=call.principal,
+        client_info=call.envelope.client_info,
         input_responses=responses,
         request_state=state,
         stale_state=stale,
@@ -98,7 +97,7 @@ def discover(call: Call) -> dict[str, Any]:
 
 
 def _listing(call: Call, items: tuple[Any, ...], *, key: Callable[[Any], str], field: str) -> dict[str, Any]:
-    chunk, next_cursor = page(items, key=key, cursor=call.params.get("cursor"), size=option("PAGE_SIZE"))
+    chunk, next_cursor = page(items, key=key, cursor=call.params.get("cursor"), size=conf.PAGE_SIZE)
     result: dict[str, Any] = {field: [item.entry for item in chunk]}
     if next_cursor is not None:
         result["nextCursor"] = next_cursor
@@ -210,14 +209,14 @@ def complete(call: Call) -> dict[str, Any]:
 class Method:
     run: Callable[[Call], dict[str, Any]]
     # Whether the server advertises the capability gating the method; if not, the method is -32601.
-    served: Callable[[Server], bool] = lambda server: True
+    served: Callable[[Offering], bool] = lambda server: True
 
 
-def _has_prompts(server: Server) -> bool:
+def _has_prompts(server: Offering) -> bool:
     return bool(server.prompts)
 
 
-def _has_resources(server: Server) -> bool:
+def _has_resources(server: Offering) -> bool:
     return bool(server.resources or server.resource_templates)
 
 

@@ -25,8 +25,11 @@ TemplateHandler = Callable[[RequestContext, str, dict[str, str]], dict[str, Any]
 Completer = Callable[[RequestContext, str, str, dict[str, str]], Sequence[str]]
 StateVersion = Callable[[], str | None]
 
-# The conformance suite's tools-name-format check (SEP-986): 1-64 characters of this set.
-TOOL_NAME = re.compile(r"[A-Za-z0-9_./-]{1,64}")
+# The one name rule for tools and prompts, wherever they come from (code, the admin, a hand-written
+# Tool): 1-64 characters within SEP-986's set, less "/", so a name reads the same in every client.
+NAME_PATTERN = r"[A-Za-z0-9_.-]{1,64}"
+NAME_RULE = "1-64 characters of A-Z a-z 0-9 _ . -"
+TOOL_NAME = re.compile(NAME_PATTERN)
 
 
 def _drop_none(entry: dict[str, Any]) -> dict[str, Any]:
@@ -53,7 +56,7 @@ class Tool:
 
     def __post_init__(self) -> None:
         if not TOOL_NAME.fullmatch(self.name):
-            raise ValueError(f"Tool name {self.name!r} must be 1-64 characters of A-Z a-z 0-9 _ . / -.")
+            raise ValueError(f"Tool name {self.name!r} must be {NAME_RULE}.")
         if not self.description:
             raise ValueError(f"Tool {self.name!r} needs a description: clients show it to the model.")
         if self.input_schema.get("type") != "object":

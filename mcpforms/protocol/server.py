@@ -1,158 +1,17 @@
-"""``Server``: the tools, prompts and resources one MCP endpoint offers, and the entry point of the core."""
+"""``Server``: what one endpoint offers, and the core's entry point: one decoded message in, a reply out."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterable, Mapping
-from functools import cache
-from importlib.metadata import PackageNotFoundError, version
+from collections.abc import Mapping
 from typing import Any
 
-from mcpforms.protocol.catalog import Catalog
 from mcpforms.protocol.context import Notify
 from mcpforms.protocol.dispatch import Reply, handle
-from mcpforms.protocol.options import option
-from mcpforms.protocol.primitives import (
-    Prompt,
-    Resource,
-    ResourceTemplate,
-    StateVersion,
-    Tool,
-    ToolHandler,
-)
-
-NO_ARGUMENTS: Mapping[str, Any] = {"type": "object", "additionalProperties": False}
+from mcpforms.protocol.offering import Offering
 
 
-@cache
-def _package_version() -> str:
-    try:
-        return version("mcpforms")
-    except PackageNotFoundError:  # running from a checkout that was never installed
-        return "0"
-
-
-class Server:
-    """What one endpoint serves. ``name``, ``version`` and ``instructions`` default to the settings."""
-
-    def __init__(
-        self,
-        *,
-        name: str | None = None,
-        version: str | None = None,
-        instructions: str | None = None,
-        extensions: Mapping[str, Mapping[str, Any]] | None = None,
-    ) -> None:
-        self._name = name
-        self._version = version
-        self._instructions = instructions
-        self.extensions: dict[str, dict[str, Any]] = {k: dict(v) for k, v in (extensions or {}).items()}
-        self.tools: Catalog[Tool] = Catalog(lambda tool: tool.name, kind="tool")
-        self.prompts: Catalog[Prompt] = Catalog(lambda prompt: prompt.name, kind="prompt")
-        self.resources: Catalog[Resource] = Catalog(lambda resource: resource.uri, kind="resource")
-        self.resource_templates: Catalog[ResourceTemplate] = Catalog(
-            lambda template: template.uri_template, kind="resource template"
-        )
-
-    # Registration -------------------------------------------------------------------------------------
-
-    def add_tool(self, tool: Tool) -> Tool:
-        return self.tools.add(tool)
-
-    def add_tool_source(
-        self, source: Callable[[], Iterable[Tool]], *, version: Callable[[], Hashable] | None = None
-    ) -> None:
-        """Serve the tools ``source()`` returns; with ``version``, re-read them only when it changes."""
-        self.tools.add_source(source, version=version)
-
-    def tool(
-        self,
-        name: str | None = None,
-        *,
-        description: str | None = None,
-        input_schema: Mapping[str, Any] = NO_ARGUMENTS,
-        title: str | None = None,
-        annotations: Mapping[str, Any] | None = None,
-        output_schema: Mapping[str, Any] | None = None,
-        meta: Mapping[str, Any] | None = None,
-        state_version: StateVersion | None = None,
-    ) -> Callable[[ToolHandler], ToolHandler]:
-        """Register the decorated ``handler(ctx, arguments)``; name and description default to its own."""
-
-        def register(handler: ToolHandler) -> ToolHandler:
-            self.add_tool(
-                Tool(
-                    name=name or handler.__name__,
-                    description=description or (handler.__doc__ or "").strip(),
-                    input_schema=input_schema,
-                    handler=handler,
-                    title=title,
-                    annotations=annotations,
-                    output_schema=output_schema,
-                    meta=meta,
-                    state_version=state_version,
-                )
-            )
-            return handler
-
-        return register
-
-    def add_prompt(self, prompt: Prompt) -> Prompt:
-        return self.prompts.add(prompt)
-
-    def add_prompt_source(
-        self, source: Callable[[], Iterable[Prompt]], *, version: Callable[[], Hashable] | None = None
-    ) -> None:
-        self.prompts.add_source(source, version=version)
-
-    def add_resource(self, resource: Resource) -> Resource:
-        return self.resources.add(resource)
-
-    def add_resource_source(
-        self, source: Callable[[], Iterable[Resource]], *, version: Callable[[], Hashable] | None = None
-    ) -> None:
-        self.resources.add_source(source, version=version)
-
-    def add_resource_template(self, template: ResourceTemplate) -> ResourceTemplate:
-        return self.resource_templates.add(template)
-
-    # Description --------------------------------------------------------------------------------------
-
-    @property
-    def info(self) -> dict[str, str]:
-        """The Implementation object sent in every result's ``_meta`` (spec §2)."""
-        return {
-            "name": self._name or option("SERVER_NAME"),
-            "version": self._version or option("SERVER_VERSION") or _package_version(),
-        }
-
-    @property
-    def instructions(self) -> str | None:
-        return self._instructions if self._instructions is not None else option("INSTRUCTIONS")
-
-    @property
-    def completes(self) -> bool:
-        """Whether anything offers argument completion, which decides the ``completions`` capability."""
-        return any(p.complete for p in self.prompts.all()) or any(
-            t.complete for t in self.resource_templates.all()
-        )
-
-    def capabilities(self) -> dict[str, Any]:
-        """The ServerCapabilities of ``server/discover``.
-
-        No ``listChanged`` nor ``subscribe``: ``subscriptions/listen`` is not served (spec §8.7), and a
-        capability is only advertised when the methods it gates answer.
-        """
-        capabilities: dict[str, Any] = {"tools": {}}
-        if self.prompts:
-            capabilities["prompts"] = {}
-        if self.resources or self.resource_templates:
-            capabilities["resources"] = {}
-        if self.completes:
-            capabilities["completions"] = {}
-        capabilities["extensions"] = {name: dict(settings) for name, settings in self.extensions.items()}
-        return capabilities
-
-    # Serving ------------------------------------------------------------------------------------------
+class Server(Offering):
+    """What one endpoint serves (see ``Offering``), and ``handle`` to serve it."""
 
     def handle(
         self,

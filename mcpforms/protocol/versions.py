@@ -13,7 +13,6 @@ from typing import Any, Literal
 MODERN = "2026-07-28"
 # What server/discover advertises and what -32022 names; the two lists must agree (spec §1.2).
 SUPPORTED_VERSIONS: tuple[str, ...] = (MODERN,)
-LEGACY_VERSIONS: frozenset[str] = frozenset({"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"})
 PROTOCOL_VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
 
 Era = Literal["modern", "legacy"]

@@ -184,7 +184,7 @@ def test_input_required_result_request_state(
 ) -> dict[str, Any]:
     confirmed = accepted_form_input(ctx.input_responses, "confirm", CONFIRM)
     if confirmed is None or ctx.request_state is None:
-        state = ctx.mint_state(fields=(), answers={})
+        state = ctx.mint_state(answers={})
         return form_input_request(CONFIRM, key="confirm", message="Please confirm", request_state=state)
     return text(f"state-ok: the requestState verified, ok={confirmed['ok']}.")
 
@@ -205,7 +205,7 @@ def test_input_required_result_multiple_inputs(
         "greeting": sampling("Generate a greeting", max_tokens=50),
         "client_roots": ROOTS,
     }
-    state = ctx.mint_state(fields=(), answers={}, pending=requests)
+    state = ctx.mint_state(answers={}, pending=requests)
     return {"resultType": "input_required", "inputRequests": requests, "requestState": state}
 
 
@@ -216,17 +216,17 @@ def test_input_required_result_multi_round(ctx: RequestContext, arguments: dict[
         color = accepted_form_input(ctx.input_responses, "step2", COLOR)
         if color is not None:
             return text(f"{remembered['name']} likes {color['color']}.")
-        state = ctx.mint_state(fields=NAME, answers=remembered, pending=["step2"])
+        state = ctx.mint_state(answers=remembered, pending=["step2"])
         return form_input_request(
             COLOR, key="step2", message="Step 2: What is your favorite color?", request_state=state
         )
     name = accepted_form_input(ctx.input_responses, "step1", NAME) if ctx.request_state else None
     if name is not None:
-        state = ctx.mint_state(fields=NAME, answers=name, pending=["step2"])
+        state = ctx.mint_state(answers=name, pending=["step2"])
         return form_input_request(
             COLOR, key="step2", message="Step 2: What is your favorite color?", request_state=state
         )
-    state = ctx.mint_state(fields=(), answers={}, pending=["step1"])
+    state = ctx.mint_state(answers={}, pending=["step1"])
     return form_input_request(NAME, key="step1", message="Step 1: What is your name?", request_state=state)
 
 
@@ -236,7 +236,7 @@ def test_input_required_result_tampered_state(
 ) -> dict[str, Any]:
     confirmed = accepted_form_input(ctx.input_responses, "confirm", CONFIRM)
     if confirmed is None or ctx.request_state is None:
-        state = ctx.mint_state(fields=(), answers={})
+        state = ctx.mint_state(answers={})
         return form_input_request(CONFIRM, key="confirm", message="Please confirm", request_state=state)
     return text("The requestState verified.")
 

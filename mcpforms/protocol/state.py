@@ -4,7 +4,8 @@ The client hands the token back on its retry, so it is attacker-controlled input
 to the tool, a digest of the arguments, the principal and optionally a version of the tool's definition;
 anything that does not verify raises one ``InvalidState`` whose reason is logged, never sent.
 
-Signed, not encrypted: the client can read it. Secrets (password fields) and files never go in.
+Signed, not encrypted: the client can read it. The caller decides what goes in: mcpforms' form flow never
+puts a password or a file there.
 """
 
 from __future__ import annotations
@@ -14,15 +15,12 @@ import json
 import logging
 import secrets
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from django.conf import settings
-from django.core import signing
-
 from mcpforms.conf import conf
-from mcpforms.fields import PAGE_TYPES, AutoFormField
+from mcpforms.protocol.tokens import InvalidToken, sign, unsign
 
 logger = logging.getLogger(__name__)
 
@@ -30,12 +28,10 @@ SALT = "mcpforms.state.request"
 ANONYMOUS = "anonymous"
 
 
-class InvalidState(Exception):
+class InvalidState(InvalidToken):
     """A requestState that is tampered, truncated, expired or bound to something else."""
 
-    def __init__(self, reason: str) -> None:
-        super().__init__("Invalid or expired requestState")
-        self.reason = reason
+    message = "Invalid or expired requestState"
 
 
 class StaleState(InvalidState):
@@ -72,38 +68,27 @@ def arguments_digest(arguments: Any) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
-def _signer() -> signing.TimestampSigner:
-    key = conf.STATE_KEY
-    if key is None:
-        return signing.TimestampSigner(
-            key=settings.SECRET_KEY, fallback_keys=settings.SECRET_KEY_FALLBACKS, salt=SALT
-        )
-    return signing.TimestampSigner(key=key, fallback_keys=list(conf.STATE_KEY_FALLBACKS), salt=SALT)
-
-
 def dump_state(
     *,
     tool: str,
     arguments: Any,
     principal: str,
-    fields: Sequence[AutoFormField],
     answers: Mapping[str, Any],
     pending: Iterable[str] = (),
     version: str | None = None,
 ) -> str:
-    """Mint a token carrying the answers so far; values of password and file fields are left out."""
-    storable = {f.name for f in fields if f.type not in PAGE_TYPES}
+    """Mint a token carrying the answers so far and the names still pending."""
     payload = {
         "tool": tool,
         "args": arguments_digest(arguments),
         "principal": principal,
         "iat": int(time.time()),
         "nonce": secrets.token_urlsafe(12),
-        "answers": {name: value for name, value in answers.items() if name in storable},
+        "answers": dict(answers),
         "pending": list(pending),
         "version": version,
     }
-    return _signer().sign_object(payload, compress=True)
+    return sign(payload, salt=SALT)
 
 
 def load_state(
@@ -111,14 +96,10 @@ def load_state(
 ) -> RequestState:
     """Verify a token echoed by the client against this call; raise ``InvalidState`` otherwise."""
     try:
-        if not isinstance(token, str):
-            raise InvalidState(f"not a string: {type(token).__name__}")
         try:
-            payload = _signer().unsign_object(token, max_age=conf.STATE_MAX_AGE)
-        except signing.SignatureExpired as error:
-            raise InvalidState(f"expired: {error}") from None
-        except (signing.BadSignature, ValueError, UnicodeDecodeError) as error:
-            raise InvalidState(f"bad signature or encoding: {error}") from None
+            payload = unsign(token, salt=SALT, max_age=conf.STATE_MAX_AGE)
+        except InvalidToken as error:
+            raise InvalidState(error.reason, expired=error.expired) from None
         return _verified(payload, tool=tool, arguments=arguments, principal=principal, version=version)
     except InvalidState as error:
         logger.info("Rejected requestState for tool %r: %s", tool, error.reason)

@@ -1,5 +1,5 @@
-"""The URL-mode page, seen from the tool: its signed link, the elicitation that sends the user there, and
-the retry that picks up what the page stored (spec §7.3). The page itself is ``mcpforms.views``.
+"""URL-mode elicitation, seen from the tool: the page's signed link, the elicitation that sends the user
+there, and the retry that picks up what the page stored (spec §7.3). The page itself is ``mcpforms.views``.
 
 Passwords and files never travel through the conversation: they are entered on this page only.
 """
@@ -13,20 +13,20 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-from django.core import signing
 from django.core.exceptions import ValidationError
 from django.urls import NoReverseMatch, reverse
 from django.utils import timezone
 
 from mcpforms.answers import input_response
 from mcpforms.conf import conf
-from mcpforms.fields import PAGE_TYPES, form_fields
+from mcpforms.fields import form_fields
 from mcpforms.output import error_result, to_json
 from mcpforms.protocol.context import RequestContext
+from mcpforms.protocol.tokens import InvalidToken, sign, unsign
+from mcpforms.tools import FormTool
 
 if TYPE_CHECKING:
     from mcpforms.models import UrlElicitation
-    from mcpforms.tools import FormTool
 
 logger = logging.getLogger(__name__)
 
@@ -52,13 +52,10 @@ class PageClaim:
         return self.binding == _binding(tool, principal)
 
 
-class InvalidPageToken(Exception):
+class InvalidPageToken(InvalidToken):
     """A page token that is tampered, truncated or expired; the reason is logged, never shown."""
 
-    def __init__(self, reason: str, *, expired: bool = False) -> None:
-        super().__init__("Invalid or expired link")
-        self.reason = reason
-        self.expired = expired
+    message = "Invalid or expired link"
 
 
 def dump_page_token(*, elicitation: str, tool: str, principal: str) -> str:
@@ -67,17 +64,15 @@ def dump_page_token(*, elicitation: str, tool: str, principal: str) -> str:
     Signed data is readable, and a URL must not carry anything about the user (spec §7.3): the token holds
     the row's random id and a digest of what it is bound to, never the principal itself.
     """
-    return signing.dumps({"e": elicitation, "b": _binding(tool, principal)}, salt=PAGE_SALT)
+    return sign({"e": elicitation, "b": _binding(tool, principal)}, salt=PAGE_SALT, compress=False)
 
 
 def load_page_token(token: str) -> PageClaim:
     """Verify a page token (signature and ``URL_MODE_MAX_AGE``); raise ``InvalidPageToken`` otherwise."""
     try:
-        payload = signing.loads(token, salt=PAGE_SALT, max_age=conf.URL_MODE_MAX_AGE)
-    except signing.SignatureExpired as error:
-        raise InvalidPageToken(f"expired: {error}", expired=True) from None
-    except (signing.BadSignature, ValueError, UnicodeDecodeError) as error:
-        raise InvalidPageToken(f"bad signature or encoding: {error}") from None
+        payload = unsign(token, salt=PAGE_SALT, max_age=conf.URL_MODE_MAX_AGE)
+    except InvalidToken as error:
+        raise InvalidPageToken(error.reason, expired=error.expired) from None
     if not isinstance(payload, dict):
         raise InvalidPageToken("malformed payload")
     elicitation, binding = payload.get("e"), payload.get("b")
@@ -97,15 +92,15 @@ def pending_page(ctx: RequestContext) -> str | None:
     return None
 
 
-def _page_kinds(form_tool: FormTool) -> str:
-    kinds = {auto.type for auto in form_fields(form_tool.form_class) if auto.type in PAGE_TYPES}
+def _page_kinds(tool: FormTool) -> str:
+    kinds = {auto.type for auto in form_fields(tool.form_class) if auto.page_only}
     return " and ".join(sorted({"password": "a password", "file": "a file"}[kind] for kind in kinds))
 
 
 def ask_page(
     ctx: RequestContext,
     *,
-    form_tool: FormTool,
+    tool: FormTool,
     values: Mapping[str, Any],
     problems: Sequence[str],
     elicitation: UrlElicitation | None = None,
@@ -116,7 +111,7 @@ def ask_page(
     """
     from mcpforms.models import UrlElicitation
 
-    what = _page_kinds(form_tool)
+    what = _page_kinds(tool)
     why = (
         f"it asks for {what}, which is never sent through the conversation"
         if what
@@ -125,47 +120,41 @@ def ask_page(
     if not ctx.supports_elicitation("url"):
         details = "".join(f"\n- {problem}" for problem in problems)
         return error_result(
-            f"The {form_tool.title} form cannot be filled here: {why}, and this client does not support "
+            f"The {tool.title} form cannot be filled here: {why}, and this client does not support "
             "URL-mode elicitation (it did not declare elicitation.url). Use a client that supports it."
             + details
         )
     base = conf.BASE_URL
     if not isinstance(base, str) or not base:
-        logger.warning(
-            "URL-mode elicitation for %r needs MCPFORMS['BASE_URL'] to build its link", form_tool.name
-        )
-        return error_result(
-            f"The {form_tool.title} form needs a web page, but this server has no address for it."
-        )
+        logger.warning("URL-mode elicitation for %r needs MCPFORMS['BASE_URL'] to build its link", tool.name)
+        return error_result(f"The {tool.title} form needs a web page, but this server has no address for it.")
     if elicitation is None:
         # Rows a retry can no longer reach (its requestState expired) are pruned as new ones come.
         horizon = max(conf.STATE_MAX_AGE, conf.URL_MODE_MAX_AGE)
         UrlElicitation.objects.filter(created__lt=timezone.now() - timedelta(seconds=horizon)).delete()
-        secret = {auto.name for auto in form_fields(form_tool.form_class) if auto.type in PAGE_TYPES}
+        secret = {auto.name for auto in form_fields(tool.form_class) if auto.page_only}
         arguments = ctx.arguments if isinstance(ctx.arguments, dict) else {}
         elicitation = UrlElicitation.objects.create(
-            tool=form_tool.name,
+            tool=tool.name,
             principal=ctx.principal,
             arguments=to_json({name: value for name, value in arguments.items() if name not in secret}),
             values=to_json({name: value for name, value in values.items() if name not in secret}),
         )
-    token = dump_page_token(elicitation=str(elicitation.pk), tool=form_tool.name, principal=ctx.principal)
+    token = dump_page_token(elicitation=str(elicitation.pk), tool=tool.name, principal=ctx.principal)
     try:
         url = base.rstrip("/") + reverse("mcpforms_ui:page", args=[token])
     except NoReverseMatch:
         logger.warning("URL-mode elicitation needs mcpforms.urls in the URLconf (namespace 'mcpforms_ui')")
-        return error_result(
-            f"The {form_tool.title} form needs a web page, but this server does not serve it."
-        )
-    state = ctx.mint_state(fields=(), answers={}, pending=[f"{PENDING_PREFIX}{elicitation.pk}"])
+        return error_result(f"The {tool.title} form needs a web page, but this server does not serve it.")
+    state = ctx.mint_state(answers={}, pending=[f"{PENDING_PREFIX}{elicitation.pk}"])
     return {
         "resultType": "input_required",
         "inputRequests": {
-            form_tool.name: {
+            tool.name: {
                 "method": "elicitation/create",
                 "params": {
                     "mode": "url",
-                    "message": f"Please open this page to fill in the {form_tool.title} form: {why}.",
+                    "message": f"Please open this page to fill in the {tool.title} form: {why}.",
                     "url": url,
                 },
             }
@@ -174,25 +163,25 @@ def ask_page(
     }
 
 
-def resume_page(ctx: RequestContext, elicitation_id: str, *, form_tool: FormTool) -> dict[str, Any]:
+def resume_page(ctx: RequestContext, elicitation_id: str, *, tool: FormTool) -> dict[str, Any]:
     """The retry after a URL-mode elicitation: the page's outcome once it is submitted, else ask again.
 
     ``accept`` only means the user agreed to open the page (spec §7.3): the row says whether they finished.
     """
     from mcpforms.models import UrlElicitation
 
-    response = input_response(ctx.input_responses, form_tool.name)
+    response = input_response(ctx.input_responses, tool.name)
     if response is not None and response.action in ("decline", "cancel"):
         verb = "declined" if response.action == "decline" else "cancelled"
-        return error_result(f"The user {verb} the {form_tool.title} form; nothing was submitted.")
+        return error_result(f"The user {verb} the {tool.title} form; nothing was submitted.")
     try:
         row = UrlElicitation.objects.filter(
-            pk=elicitation_id, tool=form_tool.name, principal=ctx.principal
+            pk=elicitation_id, tool=tool.name, principal=ctx.principal
         ).first()
     except ValidationError:  # not a UUID: only a requestState signed by an older scheme could say so
         row = None
     if row is None:
-        return error_result(f"The page of the {form_tool.title} form has expired; call the tool again.")
+        return error_result(f"The page of the {tool.title} form has expired; call the tool again.")
     if row.result is not None:
         return dict(row.result)
-    return ask_page(ctx, form_tool=form_tool, values=row.values, problems=(), elicitation=row)
+    return ask_page(ctx, tool=tool, values=row.values, problems=(), elicitation=row)

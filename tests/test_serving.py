@@ -1,0 +1,64 @@
+"""Serving a FormTool: which way a request asks, and a call that costs no SQL before its handler."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from mcpforms.protocol.context import RequestContext
+from mcpforms.protocol.server import Server
+from mcpforms.registry import register
+from mcpforms.serving import choose_way
+from mcpforms.tools import tool_class
+from tests.core_client import CoreClient, asked
+from tests.forms import SignupForm
+
+APPS = {"extensions": {"io.modelcontextprotocol/ui": {"mimeTypes": ["text/html;profile=mcp-app"]}}}
+
+
+def context(capabilities: dict[str, Any]) -> RequestContext:
+    return RequestContext(
+        method="tools/call", binding="t", arguments={}, client_capabilities=capabilities, meta={}
+    )
+
+
+@pytest.mark.parametrize(
+    ("capabilities", "way", "way_without_ui"),
+    [
+        (APPS, "app", None),
+        (APPS | {"elicitation": {}}, "app", "form"),
+        ({"elicitation": {}}, "form", "form"),
+        ({}, None, None),
+        ({"extensions": 1}, None, None),
+    ],
+)
+def test_the_client_capabilities_choose_the_way(capabilities, way, way_without_ui):
+    with_ui = tool_class(SignupForm)()
+    without_ui = tool_class(SignupForm, path="form")()
+    assert choose_way(context(capabilities), with_ui) == way
+    assert choose_way(context(capabilities), without_ui) == way_without_ui
+
+
+# Transactional, as a served request is: a test transaction would add a SAVEPOINT no request makes.
+@pytest.mark.django_db(transaction=True)
+def test_a_call_to_a_code_registered_tool_runs_no_sql_before_its_handler():
+    server = Server()
+    seen_by_the_handler: list[list[str]] = []
+
+    @register(SignupForm, server=server)
+    def signup(request, form):
+        seen_by_the_handler.append([query["sql"] for query in captured.captured_queries])
+        return "done"
+
+    client = CoreClient(server)
+    with CaptureQueriesContext(connection) as captured:
+        first = client.call("signup", {})  # nothing known: the user is asked
+        assert asked(first, "signup")["mode"] == "form"
+        assert captured.captured_queries == []
+        client.call("signup", {"email": "ada@example.com", "plan": "pro", "age": 30})
+    # The handler runs in a transaction (its writes commit or roll back together): SQLite's BEGIN is the
+    # only statement before it, and PostgreSQL sends none. No catalog version, no lookup.
+    assert seen_by_the_handler in ([[]], [["BEGIN"]])
