@@ -37,7 +37,7 @@ WORK = ROOT / "mutants"
 # Each core module and the one test module that must pin it down. The only list of them: the Makefile and
 # the README name none.
 MUTATION_PAIRS: dict[str, str] = {
-    "mcpforms/state.py": "tests/test_state.py",
+    "mcpforms/protocol/state.py": "tests/protocol/test_state.py",
     "mcpforms/answers.py": "tests/test_answers.py",
     "mcpforms/schema.py": "tests/test_schema.py",
     "mcpforms/flow.py": "tests/test_flow.py",

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
 from pathlib import Path
@@ -8,6 +9,7 @@ import pytest
 from django.core.checks import Error, Warning
 from django.test import override_settings
 
+from mcpforms import checks
 from mcpforms.checks import check_settings
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -116,3 +118,19 @@ def test_w201_plain_http_outside_development():
 def test_w202_base_url_without_the_page_in_the_urlconf():
     with override_settings(ROOT_URLCONF="tests.conformance.urls"):
         assert url_mode_ids(BASE_URL="https://forms.example.com") == ["mcpforms.W202"]
+
+
+def test_every_check_id_is_used_once_and_documented():
+    source = ast.parse(Path(checks.__file__).read_text())
+    ids = [
+        keyword.value.value
+        for node in ast.walk(source)
+        if isinstance(node, ast.Call)
+        for keyword in node.keywords
+        if keyword.arg == "id"
+        and isinstance(keyword.value, ast.Constant)
+        and isinstance(keyword.value.value, str)
+    ]
+    assert len(ids) == len(set(ids)) > 10, sorted(ids)
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    assert [check_id for check_id in ids if f"`{check_id}`" not in readme] == []

@@ -10,8 +10,8 @@ import pytest
 from django.core import mail
 
 from mcpforms.definitions import catalog_version, definition_form_class, definition_tools
-from mcpforms.field_rows import DefinitionError, auto_field, parse_choices
-from mcpforms.fields import AutoFormField, Option, fields_for_form
+from mcpforms.field_rows import auto_field
+from mcpforms.fields import AutoFormField, fields_for_form
 from mcpforms.models import FieldDefinition, FormDefinition, Submission
 from mcpforms.protocol.server import default_server
 from tests.core_client import CoreClient, accept, asked, text
@@ -53,56 +53,6 @@ def row(**values: Any) -> FieldDefinition:
 # ---- reading definitions ---------------------------------------------------------------------------------
 
 
-def test_parse_choices():
-    assert parse_choices("a|Apple\n\n b \nc | Cherry ") == (
-        Option("a", "Apple"),
-        Option("b", "b"),
-        Option("c", "Cherry"),
-    )
-
-
-@pytest.mark.parametrize(
-    ("text", "message"),
-    [
-        ("|Apple", "Line 1 has no value"),
-        ("a|", "Line 1 has a '|' but no label"),
-        ("a\nb\na|A", "'a' appears twice"),
-    ],
-)
-def test_malformed_choices_name_the_problem(text, message):
-    with pytest.raises(DefinitionError, match=message) as caught:
-        parse_choices(text)
-    assert caught.value.field == "choices"
-
-
-@pytest.mark.parametrize(
-    ("values", "field", "message"),
-    [
-        ({"min": 5, "max": 2}, "max", r"Min \(5\) is greater than max \(2\)"),
-        ({"min": 1.5}, "min", "whole numbers"),
-        ({"min": -1}, "min", "whole numbers"),
-        ({"multiple": True}, "choices", "needs choices"),
-        ({"type": "integer", "default": "many"}, "default", "a whole number"),
-        ({"type": "number", "default": "x"}, "default", "a number"),
-        ({"type": "boolean", "default": "perhaps"}, "default", "true or false"),
-        ({"type": "date", "default": "31/12/2026"}, "default", "YYYY-MM-DD"),
-        ({"type": "datetime", "default": "2026-05-01T09:00"}, "default", "with offset"),
-        ({"type": "time", "default": "noon"}, "default", "HH:MM"),
-        ({"choices": "a\nb", "default": "c"}, "default", "one of the choices: a, b"),
-        ({"choices": "a\nb", "multiple": True, "default": "a, c"}, "default", "among the choices"),
-    ],
-)
-def test_inconsistent_rows_are_refused_with_the_admin_field_named(values, field, message):
-    with pytest.raises(DefinitionError, match=message) as caught:
-        auto_field(row(**values))
-    assert caught.value.field == field
-
-
-def test_numbers_may_have_fractional_and_negative_bounds():
-    field = auto_field(row(type="number", min=-1.5, max=2.5, default="0.5"))
-    assert (field.min, field.max, field.default) == (-1.5, 2.5, 0.5)
-
-
 def test_the_factory_builds_a_form_that_reads_back_as_the_definition():
     definition = rsvp()
     expected = [auto_field(r) for r in definition.fields.all()]
@@ -110,41 +60,6 @@ def test_the_factory_builds_a_form_that_reads_back_as_the_definition():
     assert expected[3] == AutoFormField("guests", "Guests", "integer", min=0, max=5, default=0)
     assert expected[4].multiple
     assert definition_form_class(definition).__doc__ == "Answer the invitation to the summer party."
-
-
-@pytest.mark.parametrize(
-    "values",
-    [
-        {"type": "textarea", "min": 2, "max": 9, "placeholder": "Say hi"},
-        {"type": "url"},
-        {"type": "email", "max": 50},
-        {"type": "date", "default": "2026-07-01"},
-        {"type": "datetime", "default": "2026-07-01T10:00:00+00:00"},
-        {"type": "time", "default": "09:30"},
-        {"type": "boolean", "default": "yes"},
-        {"type": "range", "min": 0, "max": 10},
-        {"type": "password", "required": True},
-        {"type": "file"},
-        {"type": "hidden", "default": "campaign-7"},
-        {"choices": "a|A\nb|B\nc|C", "multiple": True, "min": 1, "max": 2, "default": "a,b"},
-    ],
-)
-def test_every_type_round_trips_through_a_django_form(values):
-    expected = auto_field(row(required=values.pop("required", False), **values))
-    (read_back,) = fields_for_form(definition_form_class_of([expected]))
-    assert read_back == expected
-
-
-def definition_form_class_of(fields):
-    from mcpforms.forms import form_class_for
-
-    return form_class_for("x", fields)
-
-
-def test_multi_select_pick_counts_are_validated_by_the_form():
-    form_class = definition_form_class_of([auto_field(row(choices="a\nb\nc", multiple=True, min=1, max=2))])
-    assert form_class(data={"f": ["a", "b", "c"]}).errors == {"f": ["Pick at most 2."]}
-    assert form_class(data={"f": ["a"]}).is_valid()
 
 
 # ---- the tool list follows the database -----------------------------------------------------------------

@@ -204,7 +204,7 @@ def test_the_readme_handler_example_runs():
     import re
     from pathlib import Path
 
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
     (block,) = [b for b in re.findall(r"```python\n(.*?)```", readme, flags=re.DOTALL) if "def greet(" in b]
     namespace: dict[str, Any] = {"__name__": "readme"}
     exec(compile(block, "README.md", "exec"), namespace)

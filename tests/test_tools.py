@@ -1,0 +1,170 @@
+"""FormTool as a class you subclass, the way a ModelAdmin is: options, overridable methods, and the short
+``register(Form, **options)`` form that builds the same subclass."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django import forms
+from django.contrib.auth.models import Permission, User
+
+import mcpforms
+from mcpforms.protocol.server import Server
+from mcpforms.registry import register, registry_for
+from mcpforms.tools import FormTool, RegistrationError, tool_class
+from tests.core_client import CoreClient, asked, text
+from tests.forms import SignupForm
+from tests.testapp.models import Gadget
+
+pytestmark = pytest.mark.django_db
+
+
+class GadgetForm(forms.ModelForm):
+    class Meta:
+        model = Gadget
+        fields = ["name", "slug", "stock"]
+
+
+class RestockTool(FormTool):
+    """Staff restock gadgets whose name starts with their own username's first letter."""
+
+    form_class = GadgetForm
+    name = "restock"
+    title = "Restock a gadget"
+    update = True
+    permission = None
+
+    def has_permission(self, request: Any) -> bool:
+        return request.user is not None and request.user.is_staff
+
+    def get_queryset(self, request: Any) -> Any:
+        return Gadget.objects.filter(name__startswith=request.user.username[0])
+
+    def handle(self, request: Any, form: Any) -> str:
+        gadget = form.save()
+        return f"{gadget.name}: {gadget.stock} in stock"
+
+
+def staff(username: str) -> User:
+    return User.objects.create_user(username, is_staff=True)
+
+
+def serve(tool: type[FormTool], *, user: Any = None) -> CoreClient:
+    server = Server()
+    register(tool, server=server)
+    return CoreClient(server, user=user)
+
+
+def test_a_subclass_is_listed_with_its_options():
+    client = serve(RestockTool, user=staff("ada"))
+    tools = {tool["name"]: tool for tool in client.result("tools/list")["tools"]}
+    assert set(tools) == {"restock", "restock_submit"}  # the submit tool of its form UI
+    listed = tools["restock"]
+    assert listed["name"] == "restock"
+    assert listed["title"] == "Restock a gadget"
+    assert listed["inputSchema"]["required"] == ["pk"]
+    assert listed["annotations"] == {"title": "Restock a gadget"}  # its own handle(): no guessing
+
+
+def test_its_methods_decide_who_may_call_what_it_changes_and_what_it_returns():
+    ada_gadget = Gadget.objects.create(name="anvil", slug="anvil", stock=1)
+    other = Gadget.objects.create(name="bolt", slug="bolt", stock=1)
+
+    refused = serve(RestockTool, user=User.objects.create_user("visitor")).call(
+        "restock", {"pk": ada_gadget.pk}
+    )
+    assert refused["isError"] is True
+    assert "Permission denied" in text(refused)
+
+    client = serve(RestockTool, user=staff("ada"))
+    out_of_scope = client.call("restock", {"pk": other.pk, "stock": 9})
+    assert out_of_scope["isError"] is True
+    assert f"No gadget with pk {other.pk}" in text(out_of_scope)
+
+    done = client.call("restock", {"pk": ada_gadget.pk, "name": "anvil", "slug": "anvil", "stock": 7})
+    assert text(done) == "anvil: 7 in stock"
+    assert Gadget.objects.get(pk=ada_gadget.pk).stock == 7
+    assert Gadget.objects.get(pk=other.pk).stock == 1
+
+
+PLANS = [("free", "Free"), ("pro", "Pro"), ("team", "Team")]
+
+
+class PlanForm(forms.Form):
+    plan = forms.ChoiceField(choices=PLANS)
+
+    def __init__(self, *args: Any, plans: tuple[str, ...] = ("free", "pro", "team"), **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        field = self.fields["plan"]
+        assert isinstance(field, forms.ChoiceField)
+        field.choices = [(value, label) for value, label in PLANS if value in plans]
+
+
+class PlanTool(FormTool):
+    form_class = PlanForm
+
+    def get_form_kwargs(self, request: Any) -> dict[str, Any]:
+        # Anonymous callers may only pick the free plan.
+        return {} if request.user is not None else {"plans": ("free",)}
+
+
+def test_get_form_kwargs_builds_the_form_each_request_sees():
+    anonymous = serve(PlanTool)
+    first = anonymous.call("plan", {})
+    schema = asked(first, "plan")["requestedSchema"]["properties"]["plan"]
+    assert [option["const"] for option in schema["oneOf"]] == ["free"]
+    assert anonymous.call("plan", {"plan": "pro"})["resultType"] == "input_required"
+
+    signed_in = serve(PlanTool, user=User.objects.create_user("ada"))
+    assert signed_in.call("plan", {"plan": "pro"})["structuredContent"] == {"plan": "pro"}
+
+
+def test_register_with_options_builds_the_subclass_and_the_decorator_gives_it_a_handler():
+    server = Server()
+
+    @register(SignupForm, server=server, name="join", ask="never")
+    def join(request: Any, form: forms.BaseForm) -> str:
+        return f"Welcome, {form.cleaned_data['email']}"
+
+    built = registry_for(server).tools["join"]
+    assert isinstance(built, FormTool)
+    assert built.form_class is SignupForm and built.ask == "never"
+    assert type(built).__mro__[1:3] == (type(built).__mro__[1], FormTool)  # the options' class, then FormTool
+    result = CoreClient(server).call("join", {"email": "ada@example.com", "plan": "pro"})
+    assert text(result) == "Welcome, ada@example.com"
+
+
+def test_the_public_name_is_the_same_class():
+    assert mcpforms.FormTool is FormTool
+
+
+def test_a_default_handler_keeps_model_permissions_for_updates():
+    class EditGadget(FormTool):
+        form_class = GadgetForm
+        update = True
+
+    gadget = Gadget.objects.create(name="cog", slug="cog")
+    user = User.objects.create_user("ada")
+    client = serve(EditGadget, user=user)
+    refused = client.call("gadget", {"pk": gadget.pk})
+    assert "needs the 'testapp.change_gadget' permission" in text(refused)
+    user.user_permissions.add(Permission.objects.get(codename="change_gadget"))
+    client.user = User.objects.get(pk=user.pk)  # a fresh user: permissions are cached per instance
+    changed = client.call("gadget", {"pk": gadget.pk, "stock": 4})
+    assert changed["structuredContent"]["stock"] == 4  # the other fields keep the gadget's values
+    assert Gadget.objects.get(pk=gadget.pk).stock == 4
+
+
+@pytest.mark.parametrize(
+    ("build", "message"),
+    [
+        (lambda: type("NoForm", (FormTool,), {})(), "NoForm.form_class must be a Django form class"),
+        (lambda: tool_class(SignupForm, colour="red"), "Unknown option.*colour.*valid: annotations"),
+        (lambda: tool_class(SignupForm, name=""), "Tool name '' must be"),
+        (lambda: register(RestockTool, server=Server(), name="x"), "Options belong on the FormTool subclass"),
+    ],
+)
+def test_mistakes_are_registration_errors(build, message):
+    with pytest.raises(RegistrationError, match=message):
+        build()
