@@ -368,6 +368,19 @@ def fields_for_form(form: forms.BaseForm | type[forms.BaseForm]) -> list[AutoFor
     return result
 
 
+def declared_fields(form_class: type[forms.BaseForm]) -> list[AutoFormField]:
+    """The fields ``form_class`` declares, read without instantiating it: for a form whose ``__init__``
+    needs arguments only a request can give (the user, say) when there is no request, as in a listing."""
+    result = []
+    for name, field in getattr(form_class, "base_fields", {}).items():
+        initial = None if callable(field.initial) else field.initial
+        try:
+            result.append(auto_field(name, field, initial=initial))
+        except FormConversionError as error:
+            raise FormConversionError(f"{form_class.__name__}.{name}: {error}") from None
+    return result
+
+
 def secret_names(form: forms.BaseForm) -> set[str]:
     """The names of the form's secret fields (see ``AutoFormField.secret``), read from this instance."""
     return {auto.name for auto in fields_for_form(form) if auto.secret}
@@ -432,6 +445,7 @@ __all__ = [
     "FormConversionError",
     "Option",
     "auto_field",
+    "declared_fields",
     "fields_for_form",
     "fields_for_model",
     "form_fields",

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Callable, Hashable, Iterable, Mapping
+from functools import partial
 from typing import Any, TypedDict, TypeVar, Unpack
 
 from django import forms
@@ -132,11 +133,15 @@ class Registry:
     def conversion_failures(self) -> list[tuple[str, FormConversionError]]:
         """Instantiate every registered form and return those that fail to convert."""
         failures = []
-        forms_by_name = [(t.name, t.form_class) for t in self._tools.values()]
-        forms_by_name += [(p.name, p.form_class) for p in self._prompts.values()]
-        for name, form_class in forms_by_name:
+        readers: list[tuple[str, Callable[[], object]]] = [
+            (tool.name, partial(tool.fields_for, None)) for tool in self._tools.values()
+        ]
+        readers += [
+            (prompt.name, partial(fields_for_form, prompt.form_class)) for prompt in self._prompts.values()
+        ]
+        for name, read in readers:
             try:
-                fields_for_form(form_class)
+                read()
             except FormConversionError as error:
                 failures.append((name, error))
             except DatabaseError:  # checks may run before the database exists: conversion is checked on use

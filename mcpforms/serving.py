@@ -18,7 +18,6 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, models, transaction
 
 from mcpforms import ui, url_mode
-from mcpforms.fields import form_fields
 from mcpforms.flow import Asking, FormFlow, NeedsPage, Outcome, Ready, Refused, Showing, Way, run
 from mcpforms.output import error_result, to_json, tool_result
 from mcpforms.protocol.context import RequestContext
@@ -104,7 +103,7 @@ def serve_call(tool: FormTool, ctx: RequestContext, arguments: dict[str, Any]) -
     if waiting is not None:
         return url_mode.resume_page(ctx, waiting, tool=tool)
     if tool.path == "url":
-        return url_mode.ask_page(ctx, tool=tool, values=_given(tool, arguments), problems=())
+        return url_mode.ask_page(ctx, tool=tool, values=_given(tool, ctx, arguments), problems=())
     way = choose_way(ctx, tool)
     outcome = run(
         flow_of(tool), ctx, arguments, instance=instance, confirm_label=_label(tool), app=way == "app"
@@ -203,6 +202,8 @@ def _label(tool: FormTool) -> str:
     return f"the {tool.title} form"
 
 
-def _given(tool: FormTool, arguments: Any) -> dict[str, Any]:
-    known = {auto.name for auto in form_fields(tool.form_class) if not auto.page_only}
-    return {k: v for k, v in arguments.items() if k in known} if isinstance(arguments, dict) else {}
+def _given(tool: FormTool, ctx: RequestContext, arguments: Any) -> dict[str, Any]:
+    if not isinstance(arguments, dict):
+        return {}
+    known = {auto.name for auto in tool.fields_for(ctx) if not auto.page_only}
+    return {name: value for name, value in arguments.items() if name in known}

@@ -29,7 +29,14 @@ from django.core.exceptions import ImproperlyConfigured
 from django.db import models
 from django.utils.text import camel_case_to_spaces
 
-from mcpforms.fields import _converter_for, fields_for_form, secret_names
+from mcpforms.fields import (
+    AutoFormField,
+    _converter_for,
+    declared_fields,
+    fields_for_form,
+    form_fields,
+    secret_names,
+)
 from mcpforms.flow import ASK_MODES, PATHS, Ask, Path
 from mcpforms.protocol.context import RequestContext
 from mcpforms.protocol.primitives import NAME_PATTERN, NAME_RULE
@@ -171,6 +178,18 @@ class FormTool:
             saved.refresh_from_db()  # report what the database stored (defaults, coercions), not what we sent
         return saved
 
+    # The fields -----------------------------------------------------------------------------------------
+
+    def fields_for(self, request: RequestContext | None) -> list[AutoFormField]:
+        """The form's fields as ``request`` sees them (its ``get_form_kwargs``). Without a request (a
+        listing, a system check), a form that needs ``get_form_kwargs`` shows the fields its class
+        declares: building it without them could fail, or show another caller's choices."""
+        if request is not None:
+            return form_fields(self.form_class, **self.get_form_kwargs(request))
+        if type(self).get_form_kwargs is not FormTool.get_form_kwargs:
+            return declared_fields(self.form_class)
+        return fields_for_form(self.form_class)
+
     # The definition on the wire -------------------------------------------------------------------------
 
     @property
@@ -186,7 +205,7 @@ class FormTool:
                 "type": ["string", "integer"],
                 "description": f"The {self.lookup} of the object to change.",
             }
-        for auto in fields_for_form(self.form_class):
+        for auto in self.fields_for(None):
             if auto.page_only:
                 continue  # never through the model: URL mode or the HTML form collect these
             prop: dict[str, Any] = (
@@ -227,7 +246,7 @@ class FormTool:
         page may collect, nor when the tool's path rules the App out, nor for ``ask="always"``: the UI's
         submit tool is one a client without MCP Apps shows the model, which could call it without the
         user (spec §11.2: the server cannot tell who calls), and "always" promises the user confirms."""
-        on_page = any(auto.page_only for auto in fields_for_form(self.form_class))
+        on_page = any(auto.page_only for auto in self.fields_for(None))
         return self.path == "auto" and not on_page and self.ask != "always"
 
 

@@ -19,7 +19,6 @@ from django.utils import timezone
 
 from mcpforms.answers import input_response
 from mcpforms.conf import conf
-from mcpforms.fields import form_fields
 from mcpforms.output import error_result, to_json
 from mcpforms.protocol.context import RequestContext
 from mcpforms.protocol.tokens import InvalidToken, sign, unsign
@@ -92,8 +91,8 @@ def pending_page(ctx: RequestContext) -> str | None:
     return None
 
 
-def _page_kinds(tool: FormTool) -> str:
-    kinds = {auto.type for auto in form_fields(tool.form_class) if auto.page_only}
+def _page_kinds(tool: FormTool, ctx: RequestContext) -> str:
+    kinds = {auto.type for auto in tool.fields_for(ctx) if auto.page_only}
     return " and ".join(sorted({"password": "a password", "file": "a file"}[kind] for kind in kinds))
 
 
@@ -111,7 +110,7 @@ def ask_page(
     """
     from mcpforms.models import UrlElicitation
 
-    what = _page_kinds(tool)
+    what = _page_kinds(tool, ctx)
     why = (
         f"it asks for {what}, which is never sent through the conversation"
         if what
@@ -132,7 +131,7 @@ def ask_page(
         # Rows a retry can no longer reach (its requestState expired) are pruned as new ones come.
         horizon = max(conf.STATE_MAX_AGE, conf.URL_MODE_MAX_AGE)
         UrlElicitation.objects.filter(created__lt=timezone.now() - timedelta(seconds=horizon)).delete()
-        secret = {auto.name for auto in form_fields(tool.form_class) if auto.page_only}
+        secret = {auto.name for auto in tool.fields_for(ctx) if auto.page_only}
         arguments = ctx.arguments if isinstance(ctx.arguments, dict) else {}
         elicitation = UrlElicitation.objects.create(
             tool=tool.name,

@@ -168,3 +168,34 @@ def test_a_default_handler_keeps_model_permissions_for_updates():
 def test_mistakes_are_registration_errors(build, message):
     with pytest.raises(RegistrationError, match=message):
         build()
+
+
+class TeamForm(forms.Form):
+    """Join one of your teams."""
+
+    team = forms.ChoiceField(choices=[("red", "Red"), ("blue", "Blue"), ("green", "Green")])
+
+    def __init__(self, *args: Any, user: Any, **kwargs: Any) -> None:  # required: only a request has it
+        super().__init__(*args, **kwargs)
+        field = self.fields["team"]
+        assert isinstance(field, forms.ChoiceField)
+        field.choices = [("red", "Red")] if user is None else [("blue", "Blue"), ("green", "Green")]
+
+
+def test_a_form_whose_init_needs_the_user_is_listed_checked_and_asked_per_caller():
+    server = Server()
+    register(TeamForm, server=server, form_kwargs=lambda request: {"user": request.user})
+    client = CoreClient(server, user=User.objects.create_user("ada"))
+    # Listing has no request: the schema shows the choices the class declares, never another caller's.
+    (listed,) = [tool for tool in client.result("tools/list")["tools"] if tool["name"] == "team"]
+    assert [o["const"] for o in listed["inputSchema"]["properties"]["team"]["oneOf"]] == [
+        "red",
+        "blue",
+        "green",
+    ]
+    assert registry_for(server).conversion_failures() == []
+    # A call builds the caller's form: Ada picks among her own teams.
+    first = client.call("team", {})
+    offered = asked(first, "team")["requestedSchema"]["properties"]["team"]["oneOf"]
+    assert [option["const"] for option in offered] == ["blue", "green"]
+    assert client.call("team", {"team": "green"})["structuredContent"] == {"team": "green"}
