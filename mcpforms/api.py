@@ -23,23 +23,45 @@ from django.http.response import HttpResponseBase
 from ninja import NinjaAPI
 
 from mcpforms.conf import conf
-from mcpforms.protocol.dispatch import Reply
+from mcpforms.protocol import legacy
+from mcpforms.protocol.envelope import LOG_LEVEL_KEY
 from mcpforms.protocol.errors import INTERNAL_ERROR, INVALID_REQUEST, ProtocolError
 from mcpforms.protocol.jsonrpc import decode, encode, error_response
 from mcpforms.protocol.methods import INPUT_REQUIRED_METHODS
+from mcpforms.protocol.reply import Reply
 from mcpforms.protocol.server import Server, default_server
+from mcpforms.protocol.sessions import Event
+from mcpforms.protocol.versions import era_of
 
 logger = logging.getLogger("mcpforms.api")
 
 JSON = "application/json"
+SSE = "text/event-stream"
 # Every verb is routed here so that each refusal still carries a JSON-RPC body (spec §9.4).
 VERBS = ["POST", "GET", "DELETE", "PUT", "PATCH"]
 
 
 def _json(reply: Reply) -> HttpResponse:
-    if reply.body is None:
-        return HttpResponse(status=reply.status)
-    return HttpResponse(encode(reply.body), status=reply.status, content_type=JSON)
+    if reply.events is not None:
+        response = HttpResponse(b"".join(_event(event) for event in reply.events), content_type=SSE)
+        response["Cache-Control"] = "no-cache"
+    elif reply.body is None:
+        response = HttpResponse(status=reply.status)
+    else:
+        response = HttpResponse(encode(reply.body), status=reply.status, content_type=JSON)
+    for name, value in reply.headers.items():
+        response[name] = value
+    return response
+
+
+def _event(event: Event) -> bytes:
+    """One SSE event with its id, so the client can resume after it (2025-11-25, SEP-1699)."""
+    lines = [f"id: {event.id}"]
+    if event.retry_ms is not None:
+        lines.append(f"retry: {event.retry_ms}")
+    data = encode(event.data).decode() if event.data is not None else ""
+    lines.append(f"data: {data}")
+    return ("\n".join(lines) + "\n\n").encode()
 
 
 def _refusal(status: int, message: str) -> HttpResponse:
@@ -68,24 +90,28 @@ def _mcp_headers(request: HttpRequest) -> dict[str, str]:
     }
 
 
-def _wants_progress(payload: Any) -> bool:
-    """A handler may stream progress only when the request carries a progressToken (spec §8.5)."""
+def _may_notify(payload: Any, headers: dict[str, str]) -> bool:
+    """Whether the handler may send notifications before its result, so the answer may be a stream:
+    progress for a request with a progressToken, log messages for a 2026 request with a logLevel and for
+    any 2025-era request (spec §8.5; 2025-11-25 logging)."""
     if not isinstance(payload, dict):
         return False
     method = payload.get("method")
     if not (isinstance(method, str) and method in INPUT_REQUIRED_METHODS):
         return False
+    if era_of(payload, headers) == "legacy":
+        return True
     params = payload.get("params")
     meta = params.get("_meta") if isinstance(params, dict) else None
-    return isinstance(meta, dict) and meta.get("progressToken") is not None
+    return isinstance(meta, dict) and (meta.get("progressToken") is not None or LOG_LEVEL_KEY in meta)
 
 
 def _sse(message: dict[str, Any]) -> bytes:
     return b"event: message\ndata: " + encode(message) + b"\n\n"
 
 
-def _with_progress(server: Server, payload: Any, headers: dict[str, str], user: Any) -> HttpResponseBase:
-    """Run the handler on a worker thread and stream what it reports.
+def _streamed(server: Server, payload: Any, headers: dict[str, str], user: Any) -> HttpResponseBase:
+    """Run the handler on a worker thread and stream what it sends before its result.
 
     JSON when the handler finishes without reporting anything; otherwise SSE: the progress notifications
     as they come, then the response, which ends the stream (spec §8.3). Never a request on the stream.
@@ -108,7 +134,9 @@ def _with_progress(server: Server, payload: Any, headers: dict[str, str], user: 
         while not isinstance(event, Reply):
             yield _sse(event)
             event = events.get()
-        if event.body is not None:
+        if event.events is not None:  # a 2025-era call that now waits on the client
+            yield from (_event(item) for item in event.events)
+        elif event.body is not None:
             yield _sse(event.body)
 
     response = StreamingHttpResponse(stream(), content_type="text/event-stream")
@@ -134,8 +162,17 @@ def _serve(server: Server, request: HttpRequest) -> HttpResponseBase:
         return _refusal(403, "Forbidden: this Host is not allowed")
     if not _origin_allowed(request, host):
         return _refusal(403, "Forbidden: this Origin is not allowed")
+    headers = _mcp_headers(request)
+    user = getattr(request, "user", None)
+    if request.method in ("GET", "DELETE") and headers.get(legacy.SESSION_HEADER):
+        # The 2025 era's session operations: resume a call's stream, end the session.
+        if request.method == "GET":
+            last_event_id = request.META.get("HTTP_LAST_EVENT_ID")
+            return _json(legacy.resume(headers, last_event_id, user, server.sessions))
+        return _json(legacy.end(headers, user, server.sessions))
     if request.method != "POST":
-        # 2026-07-28 has no GET stream and no sessions to DELETE (spec §8.1).
+        # 2026-07-28 has no GET stream and no sessions to DELETE (spec §8.1); a 2025 client without a
+        # session has nothing to resume or end.
         response = _refusal(405, f"Method Not Allowed: {request.method}; this endpoint takes POST")
         response["Allow"] = "POST"
         return response
@@ -145,12 +182,10 @@ def _serve(server: Server, request: HttpRequest) -> HttpResponseBase:
         return _refusal(413, "Request body too large (DATA_UPLOAD_MAX_MEMORY_SIZE)")
     except ProtocolError as error:
         return _json(Reply(400, error_response(None, error)))
-    headers = _mcp_headers(request)
-    user = getattr(request, "user", None)
-    if _wants_progress(payload):
+    if _may_notify(payload, headers):
         if user is not None:
             user.is_authenticated  # noqa: B018  (resolve the lazy user here, not on the worker thread)
-        return _with_progress(server, payload, headers, user)
+        return _streamed(server, payload, headers, user)
     return _json(server.handle(payload, headers=headers, user=user))
 
 

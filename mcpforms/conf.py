@@ -37,6 +37,10 @@ DEFAULTS: dict[str, Any] = {
     # of that link ("https://forms.example.com"), since an MCP request does not say where the site lives.
     "URL_MODE_MAX_AGE": 900,
     "BASE_URL": None,
+    # The 2025-11-25 era: where sessions and the calls waiting on a client's answer live (a dotted path to
+    # a SessionStore class), and how long a client waits before it reconnects to a closed stream.
+    "SESSION_STORE": "mcpforms.sessions.DatabaseSessions",
+    "RETRY_MS": 1000,
 }
 
 
@@ -128,6 +132,16 @@ class Conf:
     @property
     def BASE_URL(self) -> str | None:
         value: str | None = self._get("BASE_URL")
+        return value
+
+    @property
+    def SESSION_STORE(self) -> str:
+        value: str = self._get("SESSION_STORE")
+        return value
+
+    @property
+    def RETRY_MS(self) -> int:
+        value: int = self._get("RETRY_MS")
         return value
 
 

@@ -212,3 +212,62 @@ class UrlElicitation(models.Model):
 
     def __str__(self) -> str:
         return f"{self.tool} ({self.pk})"
+
+
+# ---- the 2025 era: sessions and the calls waiting on the client (mcpforms.sessions) ----
+
+
+class LegacySession(models.Model):
+    """A 2025-era session (``Mcp-Session-Id``): what ``initialize`` negotiated, and whose it is."""
+
+    id = models.CharField(primary_key=True, max_length=64)
+    version = models.CharField(max_length=20)
+    capabilities = models.JSONField(default=dict, blank=True)
+    client_info = models.JSONField(null=True, blank=True)
+    principal = models.CharField(max_length=255)
+    log_level = models.CharField(max_length=20, blank=True)
+    created = models.DateTimeField(default=timezone.now, db_index=True)
+
+    class Meta:
+        verbose_name = "2025-era session"
+
+    def __str__(self) -> str:
+        return self.id
+
+
+class LegacyCall(models.Model):
+    """A 2025-era request whose handler asked the client something, and the round in flight."""
+
+    id = models.CharField(primary_key=True, max_length=64)
+    session = models.ForeignKey(LegacySession, on_delete=models.CASCADE, related_name="calls")
+    request_id = models.JSONField()
+    method = models.CharField(max_length=64)
+    params = models.JSONField(default=dict)
+    request_state = models.TextField(null=True, blank=True)
+    asked = models.JSONField(default=dict)
+    answers = models.JSONField(default=dict)
+    events = models.PositiveIntegerField(default=0)
+    done = models.BooleanField(default=False)
+    created = models.DateTimeField(default=timezone.now, db_index=True)
+
+    class Meta:
+        verbose_name = "2025-era pending call"
+
+    def __str__(self) -> str:
+        return self.id
+
+
+class StreamEvent(models.Model):
+    """One SSE event of a pending call's stream, kept until the call is pruned, for clients that resume."""
+
+    call = models.ForeignKey(LegacyCall, on_delete=models.CASCADE, related_name="stream")
+    seq = models.PositiveIntegerField()
+    data = models.JSONField(null=True, blank=True)
+    retry_ms = models.PositiveIntegerField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["seq"]
+        constraints = [models.UniqueConstraint(fields=["call", "seq"], name="mcpforms_unique_event_seq")]
+
+    def __str__(self) -> str:
+        return f"{self.call_id}:{self.seq}"

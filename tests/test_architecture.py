@@ -16,7 +16,7 @@ LAYERS: list[tuple[str, set[str]]] = [
     ("settings", {"conf"}),
     ("protocol core", {"protocol"}),
     ("forms", {"fields", "forms", "field_rows", "schema", "answers", "output"}),
-    ("flow, HTML and storage", {"flow", "ui", "models"}),
+    ("flow, HTML and storage", {"flow", "ui", "models", "sessions"}),
     ("tool definition", {"tools", "prompts"}),
     ("serving", {"serving", "url_mode"}),
     ("registry and sources", {"registry", "definitions"}),

@@ -11,6 +11,8 @@ from mcpforms.protocol.jsonrpc import notification
 from mcpforms.protocol.state import ANONYMOUS, RequestState, dump_state
 
 Notify = Callable[[dict[str, Any]], None]
+# Least to most severe (RFC 5424, as logging/setLevel and _meta logLevel name them).
+LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
 
 @dataclass
@@ -40,6 +42,8 @@ class RequestContext:
     # True when the echoed requestState was authentic but minted for an older version of the definition.
     stale_state: bool = False
     progress_token: str | int | None = None
+    # The least severe level the client wants notifications/message for; None: it wants none.
+    log_level: str | None = None
     state_version: str | None = None
     _notify: Notify | None = field(default=None, repr=False, compare=False)
     _progress: _Progress = field(default_factory=_Progress, repr=False, compare=False)
@@ -67,6 +71,19 @@ class RequestContext:
             pending=pending,
             version=self.state_version if version is None else version,
         )
+
+    def log(self, level: str, data: Any, *, logger: str | None = None) -> None:
+        """Send ``notifications/message`` when the client asked for messages of ``level`` or below: in
+        2026-07-28 with ``_meta`` logLevel, in a 2025 session always unless ``logging/setLevel`` says
+        otherwise. Messages go out on the request's stream, before its result."""
+        if self._notify is None or self.log_level not in LOG_LEVELS or level not in LOG_LEVELS:
+            return
+        if LOG_LEVELS.index(level) < LOG_LEVELS.index(self.log_level):
+            return
+        params: dict[str, Any] = {"level": level, "data": data}
+        if logger is not None:
+            params["logger"] = logger
+        self._notify(notification("notifications/message", params))
 
     def report_progress(
         self, progress: float, total: float | None = None, message: str | None = None

@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from mcp_types.methods import validate_client_request
 from pydantic import ValidationError
 
 from mcpforms.conf import conf
-from mcpforms.protocol import results
+from mcpforms.protocol import legacy, results
 from mcpforms.protocol.context import Notify
 from mcpforms.protocol.envelope import read_envelope
 from mcpforms.protocol.errors import (
@@ -26,26 +25,15 @@ from mcpforms.protocol.errors import (
     http_status,
     invalid_params,
     method_not_found,
-    unsupported_version,
 )
 from mcpforms.protocol.jsonrpc import Message, error_response, read_message, readable_id, result_response
 from mcpforms.protocol.methods import INPUT_REQUIRED_METHODS, METHODS, Call
 from mcpforms.protocol.offering import Offering
+from mcpforms.protocol.reply import ACCEPTED, Reply
 from mcpforms.protocol.state import ANONYMOUS, principal_for
-from mcpforms.protocol.versions import SUPPORTED_VERSIONS, era_of
+from mcpforms.protocol.versions import era_of
 
 logger = logging.getLogger("mcpforms.protocol")
-
-
-@dataclass(frozen=True)
-class Reply:
-    """What to send back: an HTTP-style status and a JSON-RPC body, or no body at all (202)."""
-
-    status: int
-    body: dict[str, Any] | None = None
-
-
-ACCEPTED = Reply(202)
 
 
 def handle(
@@ -56,6 +44,10 @@ def handle(
     user: Any,
     notify: Notify | None,
 ) -> Reply:
+    if era_of(payload, headers) == "legacy":
+        return legacy.handle(
+            server, payload, headers=headers, user=user, notify=notify, sessions=server.sessions
+        )
     request_id = readable_id(payload)
     try:
         message = read_message(payload)
@@ -78,10 +70,6 @@ def _answer(
     user: Any,
     notify: Notify | None,
 ) -> dict[str, Any]:
-    if era_of(message.method, message.params, headers) == "legacy":
-        # The 2025 handshake is not served yet: name the versions that are (spec §9.3).
-        requested = message.params.get("protocolVersion")
-        raise unsupported_version(requested if isinstance(requested, str) else "", list(SUPPORTED_VERSIONS))
     envelope = read_envelope(message, headers)
     method = METHODS.get(message.method)
     if method is None or not method.served(server):

@@ -20,6 +20,7 @@ from mcpforms.protocol.versions import PROTOCOL_VERSION_KEY, SUPPORTED_VERSIONS
 
 CLIENT_CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities"
 CLIENT_INFO_KEY = "io.modelcontextprotocol/clientInfo"
+LOG_LEVEL_KEY = "io.modelcontextprotocol/logLevel"
 
 VERSION_HEADER = "mcp-protocol-version"
 METHOD_HEADER = "mcp-method"
@@ -38,6 +39,7 @@ class Envelope:
     client_capabilities: dict[str, Any]
     client_info: dict[str, Any] | None = None
     progress_token: str | int | None = None
+    log_level: str | None = None
 
 
 def decode_header_value(value: str | None) -> str | None:
@@ -101,11 +103,13 @@ def read_envelope(message: Message, headers: Mapping[str, str] | None) -> Envelo
 
     client_info = meta.get(CLIENT_INFO_KEY)
     token = meta.get("progressToken")
+    log_level = meta.get(LOG_LEVEL_KEY)
     return Envelope(
         protocol_version=version,
         client_capabilities=capabilities,
         client_info=client_info if isinstance(client_info, dict) else None,
         progress_token=token if isinstance(token, str | int) and not isinstance(token, bool) else None,
+        log_level=log_level if isinstance(log_level, str) else None,
     )
 
 

@@ -81,6 +81,7 @@ def _context(call: Call, *, binding: str, arguments: Any, state_version: str | N
         request_state=state,
         stale_state=stale,
         progress_token=call.envelope.progress_token,
+        log_level=call.envelope.log_level,
         state_version=state_version,
         _notify=call.notify,
     )

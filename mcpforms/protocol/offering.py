@@ -20,6 +20,7 @@ from mcpforms.protocol.primitives import (
     Tool,
     ToolHandler,
 )
+from mcpforms.protocol.sessions import SessionStore, configured_store
 
 NO_ARGUMENTS: Mapping[str, Any] = {"type": "object", "additionalProperties": False}
 
@@ -42,7 +43,9 @@ class Offering:
         version: str | None = None,
         instructions: str | None = None,
         extensions: Mapping[str, Mapping[str, Any]] | None = None,
+        sessions: SessionStore | None = None,
     ) -> None:
+        self._sessions = sessions
         self._name = name
         self._version = version
         self._instructions = instructions
@@ -125,6 +128,11 @@ class Offering:
             "name": self._name or conf.SERVER_NAME,
             "version": self._version or conf.SERVER_VERSION or _package_version(),
         }
+
+    @property
+    def sessions(self) -> SessionStore:
+        """Where this server's 2025-era sessions live: its own store, else ``MCPFORMS["SESSION_STORE"]``."""
+        return self._sessions if self._sessions is not None else configured_store()
 
     @property
     def instructions(self) -> str | None:

@@ -6,8 +6,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from mcpforms.protocol.context import Notify
-from mcpforms.protocol.dispatch import Reply, handle
+from mcpforms.protocol.dispatch import handle
 from mcpforms.protocol.offering import Offering
+from mcpforms.protocol.reply import Reply
 
 
 class Server(Offering):

@@ -21,9 +21,12 @@ from mcpforms.protocol import (
     ToolError,
 )
 from mcpforms.protocol.errors import missing_capability
+from mcpforms.protocol.sessions import MemorySessions
 from mcpforms.schema import form_input_request
 
-server = Server()
+# One process serves the suite (runserver, threaded), and its database lives in memory per thread: its
+# 2025-era sessions live in that process, as MemorySessions keeps them.
+server = Server(sessions=MemorySessions())
 
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
 WAV = "UklGRjQAAABXQVZFZm10IBAAAAABAAEAQB8AAIA+AAACABAAZGF0YRAAAAAAAAAAAAAAAAAAAAAAAAAA"
@@ -434,3 +437,124 @@ def json_schema_2020_12_tool(ctx: RequestContext, arguments: dict[str, Any]) -> 
 )
 def test_header_params(ctx: RequestContext, arguments: dict[str, Any]) -> dict[str, Any]:
     return text(json.dumps(arguments, sort_keys=True))
+
+
+# 2025-11-25 fixtures: written once in the 2026 style, served to 2025 sessions as real server requests ----
+
+
+def _elicited(ctx: RequestContext, key: str, message: str, schema: dict[str, Any]) -> dict[str, Any] | None:
+    """The client's whole answer to one elicitation, or the input_required result that asks it."""
+    answer = (ctx.input_responses or {}).get(key)
+    if isinstance(answer, dict):
+        return answer
+    if not ctx.supports_elicitation("form"):
+        raise ToolError("This tool needs a client that supports elicitation.")
+    request = {"method": "elicitation/create", "params": {"message": message, "requestedSchema": schema}}
+    return {"resultType": "input_required", "inputRequests": {key: request}}
+
+
+def _asking(answer: dict[str, Any]) -> bool:
+    return answer.get("resultType") == "input_required"
+
+
+@server.tool(description="Log three messages at info level while it runs.")
+def test_tool_with_logging(ctx: RequestContext, arguments: dict[str, Any]) -> dict[str, Any]:
+    ctx.log("info", "Tool execution started")
+    time.sleep(0.05)
+    ctx.log("info", "Tool processing data")
+    time.sleep(0.05)
+    ctx.log("info", "Tool execution completed")
+    return text("Tool with logging executed successfully")
+
+
+@server.tool(
+    description="Ask the client's model to answer a prompt.",
+    input_schema={"type": "object", "properties": {"prompt": {"type": "string"}}, "required": ["prompt"]},
+)
+def test_sampling(ctx: RequestContext, arguments: dict[str, Any]) -> dict[str, Any]:
+    answer = sampled_text(ctx, "sampling")
+    if answer is not None:
+        return text(f"LLM response: {answer}")
+    if "sampling" not in ctx.client_capabilities:
+        raise ToolError("This tool needs a client that supports sampling.")
+    prompt = arguments.get("prompt") if isinstance(arguments, dict) else None
+    if not isinstance(prompt, str):
+        raise ToolError("Pass the prompt as the 'prompt' argument.")
+    return {"resultType": "input_required", "inputRequests": {"sampling": sampling(prompt)}}
+
+
+@server.tool(
+    description="Ask the user for a username and an e-mail address.",
+    input_schema={"type": "object", "properties": {"message": {"type": "string"}}, "required": ["message"]},
+)
+def test_elicitation(ctx: RequestContext, arguments: dict[str, Any]) -> dict[str, Any]:
+    schema = {
+        "type": "object",
+        "properties": {
+            "username": {"type": "string", "description": "User's response"},
+            "email": {"type": "string", "description": "User's email address"},
+        },
+        "required": ["username", "email"],
+    }
+    message = arguments.get("message") if isinstance(arguments, dict) else None
+    if not isinstance(message, str):
+        raise ToolError("Pass the message to show the user as the 'message' argument.")
+    answer = _elicited(ctx, "user", message, schema)
+    if answer is None or _asking(answer):
+        return answer or {}
+    return text(
+        f"User response: <action: {answer.get('action')}, content: {json.dumps(answer.get('content'))}>"
+    )
+
+
+def _completed(ctx: RequestContext, key: str, message: str, schema: dict[str, Any]) -> dict[str, Any]:
+    answer = _elicited(ctx, key, message, schema)
+    if answer is None or _asking(answer):
+        return answer or {}
+    content = json.dumps(answer.get("content", {}))
+    return text(f"Elicitation completed: action={answer.get('action')}, content={content}")
+
+
+@server.tool(description="Ask with a default for every primitive type (SEP-1034).")
+def test_elicitation_sep1034_defaults(ctx: RequestContext, arguments: dict[str, Any]) -> dict[str, Any]:
+    schema = {
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "default": "John Doe"},
+            "age": {"type": "integer", "default": 30},
+            "score": {"type": "number", "default": 95.5},
+            "status": {"type": "string", "enum": ["active", "inactive", "pending"], "default": "active"},
+            "verified": {"type": "boolean", "default": True},
+        },
+    }
+    return _completed(ctx, "defaults", "Please review the defaults", schema)
+
+
+@server.tool(description="Ask with every kind of enum (SEP-1330).")
+def test_elicitation_sep1330_enums(ctx: RequestContext, arguments: dict[str, Any]) -> dict[str, Any]:
+    titled = [
+        {"const": f"value{n}", "title": title}
+        for n, title in enumerate(("First Option", "Second Option", "Third Option"), start=1)
+    ]
+    chosen = [
+        {"const": f"value{n}", "title": title}
+        for n, title in enumerate(("First Choice", "Second Choice", "Third Choice"), start=1)
+    ]
+    schema = {
+        "type": "object",
+        "properties": {
+            "untitledSingle": {"type": "string", "enum": ["option1", "option2", "option3"]},
+            "titledSingle": {"type": "string", "oneOf": titled},
+            "legacyEnum": {
+                "type": "string",
+                "enum": ["opt1", "opt2", "opt3"],
+                "enumNames": ["Option One", "Option Two", "Option Three"],
+            },
+            "untitledMulti": {
+                "type": "array",
+                "items": {"type": "string", "enum": ["option1", "option2", "option3"]},
+            },
+            "titledMulti": {"type": "array", "items": {"anyOf": chosen}},
+        },
+    }
+    return _completed(ctx, "enums", "Please pick", schema)

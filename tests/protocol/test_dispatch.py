@@ -23,7 +23,7 @@ from mcpforms.protocol import (
     Tool,
     ToolError,
 )
-from mcpforms.protocol.dispatch import Reply
+from mcpforms.protocol.reply import Reply
 from mcpforms.schema import form_input_request
 
 VERSION = "2026-07-28"
@@ -442,19 +442,12 @@ def test_notification_is_accepted(server):
     assert reply == Reply(202)
 
 
-def test_legacy_initialize_is_told_the_supported_versions(server):
-    payload = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-11-25"}}
+def test_an_initialize_carrying_the_2026_envelope_is_an_unknown_method(server):
+    # Spec §9.2: initialize with a modern _meta claim takes the modern path, where it does not exist.
+    payload = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"_meta": meta()}}
     reply = server.handle(payload)
-    assert reply.status == 400
-    assert reply.body == {
-        "jsonrpc": "2.0",
-        "id": 0,
-        "error": {
-            "code": -32022,
-            "message": "Unsupported protocol version",
-            "data": {"supported": [VERSION], "requested": "2025-11-25"},
-        },
-    }
+    assert reply.status == 404
+    assert reply.body is not None and reply.body["error"]["code"] == -32601
 
 
 def test_no_headers_means_no_header_rungs(server):

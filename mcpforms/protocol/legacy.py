@@ -1,0 +1,335 @@
+"""The 2025 era (2025-11-25, 2025-06-18, 2025-03-26) on the same endpoint and the same handlers (spec §9).
+
+A 2025 client opens a session with ``initialize`` and names it in every later request (``Mcp-Session-Id``).
+Results lose what only 2026-07-28 has (``resultType``, cache hints). Handlers stay as they are, written
+once in the 2026 multi round-trip style: when one returns ``input_required``, each of its
+``inputRequests`` becomes a real request from the server (``elicitation/create``…) on the call's SSE
+stream, which the server then closes (SEP-1699) so that no worker waits while a person thinks. The client
+POSTs each answer; the answer that completes the round runs the handler again, in whichever worker got it;
+what that produces joins the stream, which the client reads back with ``GET`` and ``Last-Event-ID``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import replace
+from typing import Any
+
+from mcp_types.methods import validate_client_request
+from pydantic import ValidationError
+
+from mcpforms.conf import conf
+from mcpforms.protocol.context import LOG_LEVELS
+from mcpforms.protocol.envelope import Envelope
+from mcpforms.protocol.errors import (
+    INTERNAL_ERROR,
+    INVALID_REQUEST,
+    ProtocolError,
+    http_status,
+    invalid_params,
+    method_not_found,
+)
+from mcpforms.protocol.jsonrpc import Message, error_response, read_message, readable_id, result_response
+from mcpforms.protocol.methods import INPUT_REQUIRED_METHODS, METHODS, Call
+from mcpforms.protocol.offering import Offering
+from mcpforms.protocol.reply import ACCEPTED, Reply
+from mcpforms.protocol.sessions import Event, PendingCall, Session, SessionStore, new_id
+from mcpforms.protocol.state import principal_for
+from mcpforms.protocol.versions import LEGACY_VERSIONS
+
+logger = logging.getLogger("mcpforms.protocol")
+
+SESSION_HEADER = "mcp-session-id"
+# The methods a 2025 session may call; server/discover and subscriptions/listen are 2026-07-28 only.
+LEGACY_METHODS = frozenset(METHODS) - {"server/discover"}
+# What only 2026-07-28 results carry.
+MODERN_ONLY = ("resultType", "ttlMs", "cacheScope")
+# Session errors, as the reference SDKs send them (2025-11-25 Streamable HTTP, Session Management).
+NO_SESSION = -32000
+UNKNOWN_SESSION = -32001
+
+
+INTERNAL = ProtocolError(INTERNAL_ERROR, "Internal error")
+
+
+class SessionError(ProtocolError):
+    """A request without its session (400) or naming one that is unknown or ended (404)."""
+
+    def __init__(self, code: int, message: str, *, status: int) -> None:
+        super().__init__(code, message)
+        self.status = status
+
+
+def handle(
+    server: Offering,
+    payload: Any,
+    *,
+    headers: Mapping[str, str] | None,
+    user: Any,
+    notify: Callable[[dict[str, Any]], None] | None,
+    sessions: SessionStore,
+) -> Reply:
+    """Answer one decoded 2025-era message; never raises."""
+    request_id = readable_id(payload)
+    try:
+        if (
+            isinstance(payload, dict)
+            and "method" not in payload
+            and ("result" in payload or "error" in payload)
+        ):
+            return _client_answer(server, payload, headers or {}, user, sessions)
+        message = read_message(payload)
+        if message.method == "initialize":
+            return _initialize(server, message, user, sessions)
+        session = _session(headers or {}, user, sessions)
+        if message.is_notification:
+            return ACCEPTED  # notifications/initialized, cancelled…: nothing to answer
+        assert message.id is not None
+        if message.method == "ping":
+            return Reply(200, result_response(message.id, {}))
+        if message.method in ("resources/subscribe", "resources/unsubscribe"):
+            # Accepted and forgotten: updates would travel on the standalone stream, which this server
+            # does not offer (a worker per listening client), so it never advertises `subscribe`.
+            _validate(message, session.version)
+            return Reply(200, result_response(message.id, {}))
+        if message.method == "logging/setLevel":
+            level = message.params.get("level")
+            if level not in LOG_LEVELS:
+                raise invalid_params(f"Invalid params: level must be one of {', '.join(LOG_LEVELS)}")
+            sessions.set_log_level(session.id, level)
+            return Reply(200, result_response(message.id, {}))
+        return _request(server, message, session, headers, user, notify, sessions)
+    except ProtocolError as error:
+        return Reply(_http(error), error_response(request_id, error))
+    except Exception:
+        logger.exception("MCP request %r failed", request_id)
+        return Reply(200, error_response(request_id, ProtocolError(INTERNAL_ERROR, "Internal error")))
+
+
+def _initialize(server: Offering, message: Message, user: Any, sessions: SessionStore) -> Reply:
+    assert message.id is not None
+    _validate(message, LEGACY_VERSIONS[0])
+    requested = message.params.get("protocolVersion")
+    # Spec §9.3: an unknown version (2026-07-28 included, which initialize never negotiates) gets a
+    # counter-offer of the newest 2025 version, which the client accepts or not.
+    version = requested if requested in LEGACY_VERSIONS else LEGACY_VERSIONS[0]
+    client_info = message.params.get("clientInfo")
+    session = Session(
+        id=new_id(),
+        version=version,
+        capabilities=message.params.get("capabilities") or {},
+        client_info=client_info if isinstance(client_info, dict) else None,
+        principal=principal_for(user),
+    )
+    sessions.create(session)
+    capabilities = {key: value for key, value in server.capabilities().items() if key != "extensions"}
+    capabilities["logging"] = {}
+    if server.extensions:
+        capabilities["extensions"] = {name: dict(value) for name, value in server.extensions.items()}
+    result: dict[str, Any] = {
+        "protocolVersion": version,
+        "capabilities": capabilities,
+        "serverInfo": server.info,
+    }
+    if server.instructions:
+        result["instructions"] = server.instructions
+    return Reply(200, result_response(message.id, result), headers={"Mcp-Session-Id": session.id})
+
+
+def _session(headers: Mapping[str, str], user: Any, sessions: SessionStore) -> Session:
+    session_id = headers.get(SESSION_HEADER)
+    if not session_id:
+        raise SessionError(NO_SESSION, "Bad Request: Mcp-Session-Id header is required", status=400)
+    session = sessions.get(session_id.strip())
+    # A session belongs to who opened it: another user's request is told it does not exist.
+    if session is None or session.principal != principal_for(user):
+        raise SessionError(UNKNOWN_SESSION, "Session not found", status=404)
+    return session
+
+
+def _request(
+    server: Offering,
+    message: Message,
+    session: Session,
+    headers: Mapping[str, str] | None,
+    user: Any,
+    notify: Callable[[dict[str, Any]], None] | None,
+    sessions: SessionStore,
+) -> Reply:
+    assert message.id is not None
+    method = METHODS.get(message.method)
+    if method is None or message.method not in LEGACY_METHODS or not method.served(server):
+        raise method_not_found(message.method)
+    _validate(message, session.version)
+    result = _run(server, message, session, headers, user, notify)
+    if result.get("resultType") == "input_required" and message.method in INPUT_REQUIRED_METHODS:
+        call = PendingCall(
+            id=new_id(),
+            session=session.id,
+            request_id=message.id,
+            method=message.method,
+            params=message.params,
+        )
+        return Reply(200, events=_next_round(call, result, sessions, first=True))
+    return Reply(200, result_response(message.id, _legacy_result(result)))
+
+
+def _run(
+    server: Offering,
+    message: Message,
+    session: Session,
+    headers: Mapping[str, str] | None,
+    user: Any,
+    notify: Callable[[dict[str, Any]], None] | None,
+) -> dict[str, Any]:
+    """Run the method as a 2026 handler would see it: the session stands in for the envelope."""
+    meta = message.params.get("_meta")
+    token = meta.get("progressToken") if isinstance(meta, dict) else None
+    envelope = Envelope(
+        protocol_version=session.version,
+        client_capabilities=dict(session.capabilities),
+        client_info=dict(session.client_info) if session.client_info else None,
+        progress_token=token if isinstance(token, str | int) and not isinstance(token, bool) else None,
+        # A 2025 session gets every message until logging/setLevel says otherwise.
+        log_level=session.log_level or LOG_LEVELS[0],
+    )
+    params = {**message.params, "_meta": meta if isinstance(meta, dict) else {}}
+    call = Call(server, replace(message, params=params), envelope, user, session.principal, notify, headers)
+    result = METHODS[message.method].run(call)
+    if not isinstance(result, Mapping):
+        logger.error("The %s handler returned %r instead of a dict", message.method, type(result))
+        raise ProtocolError(INTERNAL_ERROR, "Internal error")
+    return dict(result)
+
+
+def _legacy_result(result: Mapping[str, Any]) -> dict[str, Any]:
+    return {key: value for key, value in result.items() if key not in MODERN_ONLY}
+
+
+def _next_round(
+    call: PendingCall, result: Mapping[str, Any], sessions: SessionStore, *, first: bool = False
+) -> tuple[Event, ...]:
+    """Send the requests of an input_required ``result`` to the client, as the next events of the call's
+    stream; the first event of a stream tells the client how soon to reconnect."""
+    requests = result.get("inputRequests")
+    if not isinstance(requests, Mapping) or not requests:
+        return _finish(
+            call, error_response(call.request_id, ProtocolError(INTERNAL_ERROR, "Internal error")), sessions
+        )
+    events: list[Event] = []
+    asked: dict[str, str] = {}
+    seq = call.events
+    for key, request in requests.items():
+        seq += 1
+        server_request_id = f"{call.id}-{seq}"
+        asked[server_request_id] = key
+        body = {
+            "jsonrpc": "2.0",
+            "id": server_request_id,
+            "method": request["method"],
+            "params": request.get("params", {}),
+        }
+        retry = conf.RETRY_MS if first and not events else None
+        events.append(Event(id=f"{call.id}:{seq}", data=body, retry_ms=retry))
+    state = result.get("requestState")
+    updated = replace(
+        call, request_state=state if isinstance(state, str) else None, asked=asked, answers={}, events=seq
+    )
+    sessions.save_call(updated, tuple(events))
+    return tuple(events)
+
+
+def _finish(call: PendingCall, response: dict[str, Any], sessions: SessionStore) -> tuple[Event, ...]:
+    event = Event(id=f"{call.id}:{call.events + 1}", data=response)
+    sessions.save_call(replace(call, events=call.events + 1, done=True), (event,))
+    return (event,)
+
+
+def _client_answer(
+    server: Offering, payload: dict[str, Any], headers: Mapping[str, str], user: Any, sessions: SessionStore
+) -> Reply:
+    """The client's answer to a request the server sent; the one that completes a round runs the next."""
+    session = _session(headers, user, sessions)
+    request_id = payload.get("id")
+    if not isinstance(request_id, str):
+        return ACCEPTED  # not an answer to anything we asked: nothing to do
+    answer = payload.get("result") if "result" in payload else {"action": "cancel"}
+    call = sessions.answer(
+        session.id, request_id, answer if isinstance(answer, dict) else {"action": "cancel"}
+    )
+    if call is None:
+        return ACCEPTED  # the round still waits for other answers, or this one was already had
+    params = {**call.params, "inputResponses": dict(call.answers)}
+    if call.request_state is not None:
+        params["requestState"] = call.request_state
+    message = Message(method=call.method, params=params, id=call.request_id)
+    try:
+        result = _run(server, message, session, headers, user, None)
+    except ProtocolError as error:
+        _finish(call, error_response(call.request_id, error), sessions)
+        return ACCEPTED
+    except Exception:
+        logger.exception("MCP request %r failed on a later round", call.request_id)
+        _finish(
+            call, error_response(call.request_id, ProtocolError(INTERNAL_ERROR, "Internal error")), sessions
+        )
+        return ACCEPTED
+    if result.get("resultType") == "input_required":
+        _next_round(call, result, sessions)
+    else:
+        _finish(call, result_response(call.request_id, _legacy_result(result)), sessions)
+    return ACCEPTED
+
+
+def resume(headers: Mapping[str, str], last_event_id: str | None, user: Any, sessions: SessionStore) -> Reply:
+    """A ``GET`` with ``Last-Event-ID``: what the call's stream holds after that event (SEP-1699).
+
+    With nothing new yet, the client gets the event it last saw again, with no data, so it keeps the
+    id and polls again after ``retry``; a ``GET`` without ``Last-Event-ID`` (the standalone stream) is
+    not offered: the server never sends anything outside a call.
+    """
+    try:
+        session = _session(headers, user, sessions)
+        if not last_event_id:
+            return Reply(405, error_response(None, ProtocolError(INVALID_REQUEST, _NO_STANDALONE)))
+        call_id, _, seen = last_event_id.strip().partition(":")
+        found = sessions.events_after(call_id, session.id, int(seen) if seen.isdigit() else 0)
+        if found is None:
+            raise ProtocolError(INVALID_REQUEST, "Unknown Last-Event-ID: no such stream in this session")
+        _call, events = found
+        if not events:
+            return Reply(200, events=(Event(id=last_event_id.strip(), retry_ms=conf.RETRY_MS),))
+        return Reply(200, events=tuple(events))
+    except ProtocolError as error:
+        return Reply(_http(error), error_response(None, error))
+
+
+def end(headers: Mapping[str, str], user: Any, sessions: SessionStore) -> Reply:
+    """``DELETE``: end the session; later requests naming it get 404."""
+    try:
+        session = _session(headers, user, sessions)
+    except ProtocolError as error:
+        return Reply(_http(error), error_response(None, error))
+    sessions.end(session.id)
+    return Reply(200)
+
+
+_NO_STANDALONE = (
+    "Method Not Allowed: this server sends nothing outside a call, so it offers no standalone stream"
+)
+
+
+def _http(error: ProtocolError) -> int:
+    return error.status if isinstance(error, SessionError) else http_status(error.code)
+
+
+def _validate(message: Message, version: str) -> None:
+    try:
+        validate_client_request(message.method, version, message.params)
+    except KeyError:
+        raise method_not_found(message.method) from None
+    except ValidationError as error:
+        first = error.errors()[0]
+        where = ".".join(str(part) for part in first["loc"][1:3] if part != "params") or "params"
+        raise invalid_params(f"Invalid params: {where}: {first['msg']}") from None

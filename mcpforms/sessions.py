@@ -1,0 +1,201 @@
+"""Session stores for the 2025 era that every worker shares: ``DatabaseSessions`` (the default) and
+``CacheSessions``. Name one in ``MCPFORMS["SESSION_STORE"]``; ``mcpforms.protocol.sessions`` says what a
+store does."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import timedelta
+from typing import Any
+
+from django.core.cache import caches
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from mcpforms.conf import conf
+from mcpforms.models import LegacyCall, LegacySession, StreamEvent
+from mcpforms.protocol.sessions import Event, PendingCall, Session, Stream
+
+PRUNE_EVERY = 100  # pending calls created between two prunings of the finished ones
+
+
+def _call_id(server_request_id: str) -> str:
+    # The server's request ids are "<call id>-<n>" (mcpforms.protocol.legacy).
+    return server_request_id.rpartition("-")[0]
+
+
+class DatabaseSessions:
+    """Sessions, pending calls and their streams in the database: any worker serves any request."""
+
+    def create(self, session: Session) -> None:
+        LegacySession.objects.create(
+            id=session.id,
+            version=session.version,
+            capabilities=dict(session.capabilities),
+            client_info=dict(session.client_info) if session.client_info is not None else None,
+            principal=session.principal,
+        )
+
+    def get(self, session_id: str) -> Session | None:
+        row = LegacySession.objects.filter(pk=session_id).first()
+        if row is None:
+            return None
+        return Session(
+            id=row.id,
+            version=row.version,
+            capabilities=row.capabilities,
+            client_info=row.client_info,
+            principal=row.principal,
+            log_level=row.log_level or None,
+        )
+
+    def end(self, session_id: str) -> bool:
+        deleted, _ = LegacySession.objects.filter(pk=session_id).delete()
+        return bool(deleted)
+
+    def set_log_level(self, session_id: str, level: str) -> None:
+        LegacySession.objects.filter(pk=session_id).update(log_level=level)
+
+    def save_call(self, call: PendingCall, events: tuple[Event, ...] = ()) -> None:
+        with transaction.atomic():
+            _, created = LegacyCall.objects.update_or_create(
+                pk=call.id,
+                defaults={
+                    "session_id": call.session,
+                    "request_id": call.request_id,
+                    "method": call.method,
+                    "params": dict(call.params),
+                    "request_state": call.request_state,
+                    "asked": dict(call.asked),
+                    "answers": dict(call.answers),
+                    "events": call.events,
+                    "done": call.done,
+                },
+            )
+            StreamEvent.objects.bulk_create(
+                StreamEvent(
+                    call_id=call.id,
+                    seq=int(event.id.rpartition(":")[2]),
+                    data=dict(event.data) if event.data is not None else None,
+                    retry_ms=event.retry_ms,
+                )
+                for event in events
+            )
+        if created and LegacyCall.objects.count() % PRUNE_EVERY == 0:
+            # A call nobody resumed within a requestState's lifetime can no longer go on.
+            horizon = timezone.now() - timedelta(seconds=conf.STATE_MAX_AGE)
+            LegacyCall.objects.filter(created__lt=horizon).delete()
+
+    def answer(self, session_id: str, request_id: str, result: Any) -> PendingCall | None:
+        try:
+            with transaction.atomic():
+                row = (
+                    LegacyCall.objects.select_for_update()
+                    .filter(pk=_call_id(request_id), session_id=session_id, done=False)
+                    .first()
+                )
+                if row is None:
+                    return None
+                key = row.asked.get(request_id)
+                if key is None or key in row.answers:
+                    return None  # not asked in this round, or answered already: a retry of the same POST
+                row.answers = {**row.answers, key: result}
+                row.save(update_fields=["answers"])
+                call = _pending(row)
+        except IntegrityError:
+            return None
+        return call if call.complete else None
+
+    def events_after(self, call_id: str, session_id: str, seen: int) -> Stream | None:
+        row = LegacyCall.objects.filter(pk=call_id, session_id=session_id).first()
+        if row is None:
+            return None
+        events = [
+            Event(id=f"{call_id}:{event.seq}", data=event.data, retry_ms=event.retry_ms)
+            for event in row.stream.filter(seq__gt=seen)
+        ]
+        return _pending(row), events
+
+
+def _pending(row: LegacyCall) -> PendingCall:
+    return PendingCall(
+        id=row.id,
+        session=row.session_id,
+        request_id=row.request_id,
+        method=row.method,
+        params=row.params,
+        request_state=row.request_state,
+        asked=row.asked,
+        answers=row.answers,
+        events=row.events,
+        done=row.done,
+    )
+
+
+class CacheSessions:
+    """Sessions and pending calls in Django's ``default`` cache: for a deployment that runs Redis or
+    Memcached there and would rather keep this traffic out of the database. A session expires after
+    ``STATE_MAX_AGE`` seconds without a request; a pending call after as long without an answer. Only a
+    cache every worker shares will do (not ``LocMemCache``)."""
+
+    @property
+    def _cache(self) -> Any:
+        return caches["default"]
+
+    def _key(self, *parts: str) -> str:
+        return "mcpforms:" + ":".join(parts)
+
+    def create(self, session: Session) -> None:
+        self._cache.set(self._key("session", session.id), session, timeout=conf.STATE_MAX_AGE)
+
+    def get(self, session_id: str) -> Session | None:
+        session: Session | None = self._cache.get(self._key("session", session_id))
+        if session is not None:
+            self._cache.touch(self._key("session", session_id), timeout=conf.STATE_MAX_AGE)
+        return session
+
+    def end(self, session_id: str) -> bool:
+        return bool(self._cache.delete(self._key("session", session_id)))
+
+    def set_log_level(self, session_id: str, level: str) -> None:
+        session = self.get(session_id)
+        if session is not None:
+            self.create(replace(session, log_level=level))
+
+    def save_call(self, call: PendingCall, events: tuple[Event, ...] = ()) -> None:
+        timeout = conf.STATE_MAX_AGE
+        self._cache.set(self._key("call", call.id), call, timeout=timeout)
+        for event in events:
+            self._cache.set(self._key("event", event.id), event, timeout=timeout)
+
+    def answer(self, session_id: str, request_id: str, result: Any) -> PendingCall | None:
+        call_id = _call_id(request_id)
+        call: PendingCall | None = self._cache.get(self._key("call", call_id))
+        if call is None or call.session != session_id or call.done:
+            return None
+        key = call.asked.get(request_id)
+        # add() is atomic on every shared cache backend: one answer per request, whoever posts it twice.
+        if key is None or not self._cache.add(
+            self._key("answer", request_id), result, timeout=conf.STATE_MAX_AGE
+        ):
+            return None
+        answers = {
+            asked_key: self._cache.get(self._key("answer", asked_id))
+            for asked_id, asked_key in call.asked.items()
+        }
+        if any(value is None for value in answers.values()):
+            return None
+        # Every answer is in: one poster claims the round, however many completed it at once.
+        if not self._cache.add(
+            self._key("round", call.id, str(call.events)), True, timeout=conf.STATE_MAX_AGE
+        ):
+            return None
+        return replace(call, answers=answers)
+
+    def events_after(self, call_id: str, session_id: str, seen: int) -> Stream | None:
+        call: PendingCall | None = self._cache.get(self._key("call", call_id))
+        if call is None or call.session != session_id:
+            return None
+        keys = [self._key("event", f"{call_id}:{seq}") for seq in range(seen + 1, call.events + 1)]
+        found = self._cache.get_many(keys)
+        return call, [found[key] for key in keys if key in found]
