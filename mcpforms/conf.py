@@ -40,6 +40,8 @@ DEFAULTS: dict[str, Any] = {
     # The 2025-11-25 era: where sessions and the calls waiting on a client's answer live (a dotted path to
     # a SessionStore class), and how long a client waits before it reconnects to a closed stream.
     "SESSION_STORE": "mcpforms.sessions.DatabaseSessions",
+    # Seconds a 2025-era session lives; a client told 404 afterwards opens a new one, as the spec says.
+    "SESSION_MAX_AGE": 86400,
     "RETRY_MS": 1000,
 }
 
@@ -137,6 +139,11 @@ class Conf:
     @property
     def SESSION_STORE(self) -> str:
         value: str = self._get("SESSION_STORE")
+        return value
+
+    @property
+    def SESSION_MAX_AGE(self) -> int:
+        value: int = self._get("SESSION_MAX_AGE")
         return value
 
     @property

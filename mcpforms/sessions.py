@@ -16,7 +16,7 @@ from mcpforms.conf import conf
 from mcpforms.models import LegacyCall, LegacySession, StreamEvent
 from mcpforms.protocol.sessions import Event, PendingCall, Session, Stream
 
-PRUNE_EVERY = 100  # pending calls created between two prunings of the finished ones
+PRUNE_EVERY = 100  # sessions (and pending calls) created between two prunings of the expired ones
 
 
 def _call_id(server_request_id: str) -> str:
@@ -28,6 +28,11 @@ class DatabaseSessions:
     """Sessions, pending calls and their streams in the database: any worker serves any request."""
 
     def create(self, session: Session) -> None:
+        if LegacySession.objects.count() % PRUNE_EVERY == 0:
+            # Many clients never DELETE their session; an expired one answers 404, and the client opens
+            # a new one (2025-11-25, Session Management).
+            horizon = timezone.now() - timedelta(seconds=conf.SESSION_MAX_AGE)
+            LegacySession.objects.filter(created__lt=horizon).delete()
         LegacySession.objects.create(
             id=session.id,
             version=session.version,
@@ -37,7 +42,8 @@ class DatabaseSessions:
         )
 
     def get(self, session_id: str) -> Session | None:
-        row = LegacySession.objects.filter(pk=session_id).first()
+        horizon = timezone.now() - timedelta(seconds=conf.SESSION_MAX_AGE)
+        row = LegacySession.objects.filter(pk=session_id, created__gte=horizon).first()
         if row is None:
             return None
         return Session(
@@ -135,8 +141,8 @@ def _pending(row: LegacyCall) -> PendingCall:
 class CacheSessions:
     """Sessions and pending calls in Django's ``default`` cache: for a deployment that runs Redis or
     Memcached there and would rather keep this traffic out of the database. A session expires after
-    ``STATE_MAX_AGE`` seconds without a request; a pending call after as long without an answer. Only a
-    cache every worker shares will do (not ``LocMemCache``)."""
+    ``SESSION_MAX_AGE`` seconds, a pending call after ``STATE_MAX_AGE``. Only a cache every worker shares
+    will do (not ``LocMemCache``)."""
 
     @property
     def _cache(self) -> Any:
@@ -146,12 +152,10 @@ class CacheSessions:
         return "mcpforms:" + ":".join(parts)
 
     def create(self, session: Session) -> None:
-        self._cache.set(self._key("session", session.id), session, timeout=conf.STATE_MAX_AGE)
+        self._cache.set(self._key("session", session.id), session, timeout=conf.SESSION_MAX_AGE)
 
     def get(self, session_id: str) -> Session | None:
         session: Session | None = self._cache.get(self._key("session", session_id))
-        if session is not None:
-            self._cache.touch(self._key("session", session_id), timeout=conf.STATE_MAX_AGE)
         return session
 
     def end(self, session_id: str) -> bool:
