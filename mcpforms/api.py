@@ -168,7 +168,7 @@ def _serve(server: Server, request: HttpRequest) -> HttpResponseBase:
         # The 2025 era's session operations: resume a call's stream, end the session.
         if request.method == "GET":
             last_event_id = request.META.get("HTTP_LAST_EVENT_ID")
-            return _json(legacy.resume(headers, last_event_id, user, server.sessions))
+            return _json(legacy.resume(server, headers, last_event_id, user, server.sessions))
         return _json(legacy.end(headers, user, server.sessions))
     if request.method != "POST":
         # 2026-07-28 has no GET stream and no sessions to DELETE (spec §8.1); a 2025 client without a

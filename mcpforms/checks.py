@@ -9,6 +9,7 @@ from typing import Any
 from django.apps import AppConfig
 from django.conf import settings
 from django.core.checks import CheckMessage, Error, Tags, Warning, register
+from django.utils.module_loading import import_string
 
 from mcpforms.conf import DEFAULTS, user_settings
 
@@ -145,6 +146,7 @@ def check_endpoint_settings(
                     id="mcpforms.E008",
                 )
             )
+    messages += _session_settings(configured)
     if "*" in settings.ALLOWED_HOSTS:
         messages.append(
             Warning(
@@ -153,6 +155,36 @@ def check_endpoint_settings(
                 id="mcpforms.W003",
             )
         )
+    return messages
+
+
+def _session_settings(configured: dict[str, Any]) -> list[CheckMessage]:
+    """The 2025 era's settings: a store that imports, and positive numbers."""
+    messages: list[CheckMessage] = []
+    store = configured.get("SESSION_STORE", DEFAULTS["SESSION_STORE"])
+    importable = False
+    if isinstance(store, str):
+        try:
+            import_string(store)
+            importable = True
+        except ImportError:
+            pass
+    if not importable:
+        messages.append(
+            Error(
+                f"MCPFORMS['SESSION_STORE'] must be the dotted path of a session store class, not {store!r}.",
+                hint="mcpforms.sessions.DatabaseSessions (the default) or mcpforms.sessions.CacheSessions.",
+                id="mcpforms.E009",
+            )
+        )
+    for name in ("SESSION_MAX_AGE", "RETRY_MS"):
+        if name in configured and not _is_positive_int(configured[name]):
+            messages.append(
+                Error(
+                    f"MCPFORMS[{name!r}] must be a positive integer, not {configured[name]!r}.",
+                    id="mcpforms.E010",
+                )
+            )
     return messages
 
 

@@ -248,6 +248,8 @@ class LegacyCall(models.Model):
     answers = models.JSONField(default=dict)
     events = models.PositiveIntegerField(default=0)
     done = models.BooleanField(default=False)
+    pages = models.JSONField(default=list, blank=True)
+    waiting = models.BooleanField(default=False)
     created = models.DateTimeField(default=timezone.now, db_index=True)
 
     class Meta:

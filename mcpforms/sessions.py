@@ -76,9 +76,12 @@ class DatabaseSessions:
                     "answers": dict(call.answers),
                     "events": call.events,
                     "done": call.done,
+                    "pages": list(call.pages),
+                    "waiting": call.waiting,
                 },
             )
-            StreamEvent.objects.bulk_create(
+            # Two workers may write the same events at once (both saw the page done): keep one copy.
+            rows = [
                 StreamEvent(
                     call_id=call.id,
                     seq=int(event.id.rpartition(":")[2]),
@@ -86,7 +89,8 @@ class DatabaseSessions:
                     retry_ms=event.retry_ms,
                 )
                 for event in events
-            )
+            ]
+            StreamEvent.objects.bulk_create(rows, ignore_conflicts=True)
         if created and LegacyCall.objects.count() % PRUNE_EVERY == 0:
             # A call nobody resumed within a requestState's lifetime can no longer go on.
             horizon = timezone.now() - timedelta(seconds=conf.STATE_MAX_AGE)
@@ -135,6 +139,8 @@ def _pending(row: LegacyCall) -> PendingCall:
         answers=row.answers,
         events=row.events,
         done=row.done,
+        pages=tuple(row.pages),
+        waiting=row.waiting,
     )
 
 

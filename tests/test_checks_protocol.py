@@ -105,3 +105,18 @@ def test_manage_py_check_reports_them():
     assert run.returncode != 0
     assert "mcpforms.E006" in run.stderr
     assert "mcpforms.W003" in run.stderr
+
+
+@pytest.mark.parametrize(
+    ("configured", "expected"),
+    [
+        ({"SESSION_STORE": "mcpforms.sessions.CacheSessions", "SESSION_MAX_AGE": 60, "RETRY_MS": 500}, []),
+        ({"SESSION_STORE": "mcpforms.sessions.Nowhere"}, ["mcpforms.E009"]),
+        ({"SESSION_STORE": 3}, ["mcpforms.E009"]),
+        ({"SESSION_MAX_AGE": 0}, ["mcpforms.E010"]),
+        ({"RETRY_MS": "soon"}, ["mcpforms.E010"]),
+    ],
+)
+def test_the_2025_era_settings_are_checked(configured, expected):
+    with override_settings(MCPFORMS=configured):
+        assert ids(check_endpoint_settings()) == expected

@@ -360,3 +360,58 @@ def test_the_link_says_nothing_about_the_user():
     payload = signing.b64_decode(path.split("/")[3].split(":")[0].encode()).decode()
     assert "user" not in payload and "vault" not in payload
     assert set(json.loads(payload)) == {"e", "b"}
+
+
+def test_a_2025_session_is_sent_to_the_page_and_told_when_it_is_done():
+    from mcpforms.protocol import legacy
+
+    def send(payload: dict[str, Any], session: str | None = None) -> Any:
+        return default_server.handle(payload, headers={"mcp-session-id": session} if session else {})
+
+    opened = send(
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": URL_CAPABLE,
+                "clientInfo": {"name": "c", "version": "1"},
+            },
+        }
+    )
+    session = opened.headers["Mcp-Session-Id"]
+    reply = send(
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "vault", "arguments": {"username": "ada"}},
+        },
+        session,
+    )
+    (asking,) = reply.events
+    request = asking.data
+    assert request["method"] == "elicitation/create" and request["params"]["mode"] == "url"
+    assert request["params"]["elicitationId"] == request["id"]  # 2025-11-25 needs one
+    headers = {"mcp-session-id": session}
+
+    # The user agrees to open the page: the call waits for the page, not for the client.
+    assert (
+        send({"jsonrpc": "2.0", "id": request["id"], "result": {"action": "accept"}}, session).status == 202
+    )
+    waiting = legacy.resume(default_server, headers, asking.id, None, default_server.sessions)
+    assert [(event.id, event.data) for event in waiting.events or ()] == [(asking.id, None)]
+
+    path = urlsplit(request["params"]["url"]).path
+    assert Client().post(path, {"username": "ada", "password": SECRET}).status_code == 200
+    resumed = legacy.resume(default_server, headers, asking.id, None, default_server.sessions)
+    completed, final = resumed.events or ()
+    assert completed.data == {
+        "jsonrpc": "2.0",
+        "method": "notifications/elicitation/complete",
+        "params": {"elicitationId": request["id"]},
+    }
+    assert final.data is not None and final.data["id"] == 2
+    assert final.data["result"]["content"][0]["text"] == "Vault unlocked for ada."
+    assert received == [{"username": "ada", "password": SECRET}]  # once, by the page

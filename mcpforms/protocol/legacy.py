@@ -208,42 +208,65 @@ def _legacy_result(result: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _next_round(
-    call: PendingCall, result: Mapping[str, Any], sessions: SessionStore, *, first: bool = False
+    call: PendingCall,
+    result: Mapping[str, Any],
+    sessions: SessionStore,
+    *,
+    first: bool = False,
+    before: tuple[dict[str, Any], ...] = (),
 ) -> tuple[Event, ...]:
     """Send the requests of an input_required ``result`` to the client, as the next events of the call's
-    stream; the first event of a stream tells the client how soon to reconnect."""
+    stream (after the messages ``before``); the first event of a stream tells the client how soon to
+    reconnect. A URL-mode elicitation gets the ``elicitationId`` 2025-11-25 requires: its request id."""
     requests = result.get("inputRequests")
     if not isinstance(requests, Mapping) or not requests:
-        return _finish(
-            call, error_response(call.request_id, ProtocolError(INTERNAL_ERROR, "Internal error")), sessions
-        )
+        return _finish(call, error_response(call.request_id, INTERNAL), sessions, before=before)
     events: list[Event] = []
-    asked: dict[str, str] = {}
     seq = call.events
+    for message in before:
+        seq += 1
+        events.append(Event(id=f"{call.id}:{seq}", data=message))
+    asked: dict[str, str] = {}
+    pages: list[str] = []
     for key, request in requests.items():
         seq += 1
         server_request_id = f"{call.id}-{seq}"
         asked[server_request_id] = key
-        body = {
-            "jsonrpc": "2.0",
-            "id": server_request_id,
-            "method": request["method"],
-            "params": request.get("params", {}),
-        }
+        params = dict(request.get("params", {}))
+        if request.get("method") == "elicitation/create" and params.get("mode") == "url":
+            params["elicitationId"] = server_request_id
+            pages.append(server_request_id)
+        body = {"jsonrpc": "2.0", "id": server_request_id, "method": request["method"], "params": params}
         retry = conf.RETRY_MS if first and not events else None
         events.append(Event(id=f"{call.id}:{seq}", data=body, retry_ms=retry))
     state = result.get("requestState")
     updated = replace(
-        call, request_state=state if isinstance(state, str) else None, asked=asked, answers={}, events=seq
+        call,
+        request_state=state if isinstance(state, str) else None,
+        asked=asked,
+        answers={},
+        events=seq,
+        pages=tuple(pages),
+        waiting=False,
     )
     sessions.save_call(updated, tuple(events))
     return tuple(events)
 
 
-def _finish(call: PendingCall, response: dict[str, Any], sessions: SessionStore) -> tuple[Event, ...]:
-    event = Event(id=f"{call.id}:{call.events + 1}", data=response)
-    sessions.save_call(replace(call, events=call.events + 1, done=True), (event,))
-    return (event,)
+def _finish(
+    call: PendingCall,
+    response: dict[str, Any],
+    sessions: SessionStore,
+    *,
+    before: tuple[dict[str, Any], ...] = (),
+) -> tuple[Event, ...]:
+    """End the call's stream with ``response`` (after the messages ``before``)."""
+    messages = (*before, response)
+    events = tuple(
+        Event(id=f"{call.id}:{call.events + n}", data=message) for n, message in enumerate(messages, 1)
+    )
+    sessions.save_call(replace(call, events=call.events + len(events), done=True, waiting=False), events)
+    return events
 
 
 def _client_answer(
@@ -254,12 +277,41 @@ def _client_answer(
     request_id = payload.get("id")
     if not isinstance(request_id, str):
         return ACCEPTED  # not an answer to anything we asked: nothing to do
-    answer = payload.get("result") if "result" in payload else {"action": "cancel"}
+    # An error answer, or one that is no object, is the user's cancel: the round goes on without them.
+    answer = payload.get("result")
     call = sessions.answer(
         session.id, request_id, answer if isinstance(answer, dict) else {"action": "cancel"}
     )
     if call is None:
         return ACCEPTED  # the round still waits for other answers, or this one was already had
+    if _opening_pages(call):
+        # Accepting a URL-mode elicitation only means the user went to the page (2025-11-25): the call
+        # now waits for the page, and the client's polls see when it is done.
+        sessions.save_call(replace(call, waiting=True))
+        return ACCEPTED
+    _next_step(server, call, session, headers, user, sessions)
+    return ACCEPTED
+
+
+def _opening_pages(call: PendingCall) -> bool:
+    if not call.pages or set(call.pages) != set(call.asked):
+        return False
+    answers = [call.answers.get(call.asked[page]) for page in call.pages]
+    return all(isinstance(answer, Mapping) and answer.get("action") == "accept" for answer in answers)
+
+
+def _next_step(
+    server: Offering,
+    call: PendingCall,
+    session: Session,
+    headers: Mapping[str, str] | None,
+    user: Any,
+    sessions: SessionStore,
+    *,
+    before: tuple[dict[str, Any], ...] = (),
+) -> tuple[Event, ...] | None:
+    """Run the handler again with the round's answers; add what it returns to the stream. None when the
+    call still waits on its pages (the handler asked for pages again)."""
     params = {**call.params, "inputResponses": dict(call.answers)}
     if call.request_state is not None:
         params["requestState"] = call.request_state
@@ -267,22 +319,31 @@ def _client_answer(
     try:
         result = _run(server, message, session, headers, user, None)
     except ProtocolError as error:
-        _finish(call, error_response(call.request_id, error), sessions)
-        return ACCEPTED
+        return _finish(call, error_response(call.request_id, error), sessions, before=before)
     except Exception:
         logger.exception("MCP request %r failed on a later round", call.request_id)
-        _finish(
-            call, error_response(call.request_id, ProtocolError(INTERNAL_ERROR, "Internal error")), sessions
-        )
-        return ACCEPTED
+        return _finish(call, error_response(call.request_id, INTERNAL), sessions, before=before)
     if result.get("resultType") == "input_required":
-        _next_round(call, result, sessions)
-    else:
-        _finish(call, result_response(call.request_id, _legacy_result(result)), sessions)
-    return ACCEPTED
+        if call.waiting and _only_pages(result):
+            return None
+        return _next_round(call, result, sessions, before=before)
+    return _finish(call, result_response(call.request_id, _legacy_result(result)), sessions, before=before)
 
 
-def resume(headers: Mapping[str, str], last_event_id: str | None, user: Any, sessions: SessionStore) -> Reply:
+def _only_pages(result: Mapping[str, Any]) -> bool:
+    requests = result.get("inputRequests")
+    return isinstance(requests, Mapping) and all(
+        isinstance(request, Mapping)
+        and request.get("method") == "elicitation/create"
+        and isinstance(request.get("params"), Mapping)
+        and request["params"].get("mode") == "url"
+        for request in requests.values()
+    )
+
+
+def resume(
+    server: Offering, headers: Mapping[str, str], last_event_id: str | None, user: Any, sessions: SessionStore
+) -> Reply:
     """A ``GET`` with ``Last-Event-ID``: what the call's stream holds after that event (SEP-1699).
 
     With nothing new yet, the client gets the event it last saw again, with no data, so it keeps the
@@ -297,7 +358,18 @@ def resume(headers: Mapping[str, str], last_event_id: str | None, user: Any, ses
         found = sessions.events_after(call_id, session.id, int(seen) if seen.isdigit() else 0)
         if found is None:
             raise ProtocolError(INVALID_REQUEST, "Unknown Last-Event-ID: no such stream in this session")
-        _call, events = found
+        call, events = found
+        if not events and call.waiting and not call.done:
+            # A poll while the user is on the page: see whether the page is done now.
+            done = tuple(
+                {
+                    "jsonrpc": "2.0",
+                    "method": "notifications/elicitation/complete",
+                    "params": {"elicitationId": page},
+                }
+                for page in call.pages
+            )
+            events = list(_next_step(server, call, session, headers, user, sessions, before=done) or ())
         if not events:
             return Reply(200, events=(Event(id=last_event_id.strip(), retry_ms=conf.RETRY_MS),))
         return Reply(200, events=tuple(events))

@@ -53,6 +53,8 @@ class PendingCall:
 
     ``asked`` maps the id of each request the server sent to the ``inputRequests`` key it answers;
     ``answers`` holds the client's results by key. ``events`` counts the stream's events so far.
+    ``pages`` are the asked ids that sent the user to a URL (they double as ``elicitationId``); once the
+    user accepted them all, the call is ``waiting`` for the pages to be done, not for the client.
     """
 
     id: str
@@ -65,6 +67,8 @@ class PendingCall:
     answers: Mapping[str, Any] = field(default_factory=dict)
     events: int = 0
     done: bool = False
+    pages: tuple[str, ...] = ()
+    waiting: bool = False
 
     @property
     def complete(self) -> bool:
@@ -89,7 +93,8 @@ class SessionStore(Protocol):
     def set_log_level(self, session_id: str, level: str) -> None: ...
 
     def save_call(self, call: PendingCall, events: tuple[Event, ...] = ()) -> None:
-        """Store ``call`` as it now is, and add ``events`` to its stream."""
+        """Store ``call`` as it now is, and add ``events`` to its stream; an event whose id the stream
+        already has is the same event, written by another worker at the same moment, and is skipped."""
 
     def answer(self, session_id: str, request_id: str, result: Any) -> PendingCall | None:
         """Record the client's answer to the server's request ``request_id``. Return the call when this
@@ -130,7 +135,9 @@ class MemorySessions:
     def save_call(self, call: PendingCall, events: tuple[Event, ...] = ()) -> None:
         with self._lock:
             self._calls[call.id] = call
-            self._events.setdefault(call.id, []).extend(events)
+            stream = self._events.setdefault(call.id, [])
+            known = {event.id for event in stream}
+            stream.extend(event for event in events if event.id not in known)
 
     def answer(self, session_id: str, request_id: str, result: Any) -> PendingCall | None:
         with self._lock:

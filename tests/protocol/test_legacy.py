@@ -128,7 +128,7 @@ def test_a_form_tool_asks_through_a_server_request_and_finishes_on_the_resumed_s
     assert "email" in request["params"]["requestedSchema"]["properties"]
 
     # Nothing new yet: the client is handed its last event id again, to poll with.
-    waiting = legacy.resume(client.headers, asking.id, None, server.sessions)
+    waiting = legacy.resume(server, client.headers, asking.id, None, server.sessions)
     assert [event.id for event in waiting.events or ()] == [asking.id]
 
     answer = {
@@ -138,7 +138,7 @@ def test_a_form_tool_asks_through_a_server_request_and_finishes_on_the_resumed_s
     }
     assert client.send(answer) == Reply(202)
     assert client.send(answer) == Reply(202)  # a retried POST of the same answer runs nothing twice
-    resumed = legacy.resume(client.headers, asking.id, None, server.sessions)
+    resumed = legacy.resume(server, client.headers, asking.id, None, server.sessions)
     (final,) = resumed.events or ()
     assert final.data is not None and final.data["id"] == client.last_id
     assert final.data["result"]["structuredContent"] == {
@@ -155,7 +155,7 @@ def test_a_declined_form_ends_the_call_with_an_error_result(server):
     (asking,) = reply.events or ()
     assert asking.data is not None
     client.send({"jsonrpc": "2.0", "id": asking.data["id"], "result": {"action": "decline"}})
-    (final,) = legacy.resume(client.headers, asking.id, None, server.sessions).events or ()
+    (final,) = legacy.resume(server, client.headers, asking.id, None, server.sessions).events or ()
     assert final.data is not None and final.data["result"]["isError"] is True
     assert "declined" in final.data["result"]["content"][0]["text"]
 
@@ -165,7 +165,7 @@ def test_ending_a_session_makes_it_unknown(server):
     assert legacy.end(client.headers, None, server.sessions).status == 200
     reply = client.request("ping")
     assert reply.status == 404
-    assert legacy.resume(client.headers, None, None, server.sessions).status == 404
+    assert legacy.resume(server, client.headers, None, None, server.sessions).status == 404
 
 
 def test_a_session_is_its_owners(server, django_user_model):
@@ -173,3 +173,17 @@ def test_a_session_is_its_owners(server, django_user_model):
     other = django_user_model(pk=7, username="mallory")
     reply = server.handle({"jsonrpc": "2.0", "id": 1, "method": "ping"}, headers=client.headers, user=other)
     assert reply.status == 404
+
+
+def test_an_mcp_apps_host_gets_the_form_ui_on_a_2025_session(server):
+    apps = {"extensions": {"io.modelcontextprotocol/ui": {"mimeTypes": ["text/html;profile=mcp-app"]}}}
+    client = LegacyClient(server, capabilities=apps)
+    assert "io.modelcontextprotocol/ui" in client.initialized["capabilities"]["extensions"]
+    shown = client.result("tools/call", {"name": "signup", "arguments": {}})
+    assert shown["_meta"]["ui"]["resourceUri"] == "ui://mcpforms/signup" and "resultType" not in shown
+    (content,) = client.result("resources/read", {"uri": "ui://mcpforms/signup"})["contents"]
+    assert content["mimeType"] == "text/html;profile=mcp-app" and "<form" in content["text"]
+    submitted = client.result(
+        "tools/call", {"name": "signup_submit", "arguments": {"email": "ada@example.com", "plan": "pro"}}
+    )
+    assert submitted["structuredContent"]["email"] == "ada@example.com"
