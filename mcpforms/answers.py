@@ -88,10 +88,13 @@ def accepted_value(field: AutoFormField, value: Any) -> Any:
     if field.type in ("boolean", "checkbox"):
         return value if isinstance(value, bool) else MISSING
     if field.type in ("number", "integer", "range"):
-        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        if isinstance(value, bool) or not isinstance(value, int | float):
             return MISSING
-        if field.type == "integer":
-            if not float(value).is_integer():
+        # An int is never turned into a float here: one of 309 digits or more would overflow.
+        if isinstance(value, float) and not math.isfinite(value):
+            return MISSING
+        if field.type == "integer" and isinstance(value, float):
+            if not value.is_integer():
                 return MISSING
             value = int(value)
         return value if _within(value, field.min, field.max) else MISSING

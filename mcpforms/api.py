@@ -176,6 +176,10 @@ def _serve(server: Server, request: HttpRequest) -> HttpResponseBase:
         response = _refusal(405, f"Method Not Allowed: {request.method}; this endpoint takes POST")
         response["Allow"] = "POST"
         return response
+    if request.content_type != JSON:
+        # A cross-site HTML form can POST text/plain or form-encoded bodies without a preflight; an MCP
+        # client always sends JSON (2025-11-25 and 2026-07-28 Streamable HTTP).
+        return _refusal(415, f"Unsupported Media Type: the body must be {JSON}")
     try:
         payload = decode(request.body)
     except RequestDataTooBig:

@@ -338,3 +338,12 @@ def test_an_age_below_the_forms_minimum_is_not_accepted():
     assert accepted_form_input(answer(content), "form", SIGNUP) == {"email": "ada@example.com", "plan": "pro"}
     content["age"] = 18
     assert accepted_form_input(answer(content), "form", SIGNUP) == content
+
+
+@pytest.mark.parametrize("kind", ["integer", "number", "range"])
+def test_an_integer_too_large_for_a_float_never_raises(kind):
+    fields = [AutoFormField("n", type=kind, max=10)]
+    responses = {"k": {"action": "accept", "content": {"n": 10**400}}}
+    assert accepted_form_input(responses, "k", fields) == {}  # out of bounds: dropped, not an OverflowError
+    unbounded = [AutoFormField("n", type=kind)]
+    assert accepted_form_input(responses, "k", unbounded) == {"n": 10**400}

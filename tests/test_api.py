@@ -15,6 +15,7 @@ from mcpforms.api import build_api, serve
 from mcpforms.protocol import RequestContext, Server
 
 VERSION = "2026-07-28"
+HEADERS: dict[str, Any] = {"HTTP_MCP_PROTOCOL_VERSION": VERSION, "HTTP_MCP_METHOD": "tools/list"}
 META = {
     "io.modelcontextprotocol/protocolVersion": VERSION,
     "io.modelcontextprotocol/clientCapabilities": {},
@@ -218,3 +219,43 @@ def test_a_body_too_large_is_413():
     response = post("tools/list", body=json.dumps({"padding": "x" * 200}))
     assert response.status_code == 413
     assert body_of(response)["error"]["code"] == -32600
+
+
+@pytest.mark.parametrize(
+    ("body", "code", "why"),
+    [
+        (b'{"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"x": NaN}}', -32700, "not JSON"),
+        (
+            b'{"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"x": -Infinity}}',
+            -32700,
+            "not JSON",
+        ),
+        (
+            b'{"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"x": "\\udfff"}}',
+            -32700,
+            "surrogate",
+        ),
+        (
+            b'{"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"\\ud800": 1}}',
+            -32700,
+            "surrogate",
+        ),
+        (b'{"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"x": "a\\u0000b"}}', -32602, "NUL"),
+        (b'{"a":' * 65 + b"1" + b"}" * 65, -32700, "deeper than 64"),
+    ],
+)
+def test_text_nothing_can_store_or_echo_is_refused_at_the_edge(body, code, why):
+    request = RequestFactory().post("/mcp", body, content_type="application/json", **HEADERS)
+    response = serve(Server(), request)
+    assert isinstance(response, HttpResponse) and response.status_code == 400
+    error = json.loads(response.content)["error"]
+    assert error["code"] == code and why in error["message"]
+
+
+@pytest.mark.parametrize("content_type", ["text/plain", "application/x-www-form-urlencoded", ""])
+def test_a_body_that_is_not_declared_json_is_415(content_type):
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}})
+    request = RequestFactory().generic("POST", "/mcp", body, content_type=content_type, **HEADERS)
+    response = serve(Server(), request)
+    assert isinstance(response, HttpResponse) and response.status_code == 415
+    assert json.loads(response.content)["error"]["code"] == -32600

@@ -6,7 +6,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from mcpforms.protocol.errors import INVALID_REQUEST, PARSE_ERROR, ProtocolError
+from mcpforms.protocol.errors import INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR, ProtocolError
 
 RequestId = str | int
 
@@ -24,17 +24,60 @@ class Message:
         return self.id is None
 
 
+# Deeper than any MCP message needs, shallow enough that nothing after the edge can run out of stack.
+MAX_DEPTH = 64
+
+
 def decode(body: bytes | str) -> Any:
-    """Parse a body as JSON; raise -32700 when it is not (spec §8.9 rung 3)."""
+    """Parse a body as strict JSON and check its text; raise -32700 when it is not (spec §8.9 rung 3).
+
+    Strict: no NaN or Infinity, which are not JSON and could not be written back; no lone surrogate,
+    which is no Unicode text and could be neither stored nor echoed; no NUL in a string, which
+    PostgreSQL cannot store; nothing nested deeper than ``MAX_DEPTH``.
+    """
     try:
-        return json.loads(body)
+        payload = json.loads(body, parse_constant=_no_constant)
     except (ValueError, RecursionError):
-        # ValueError covers bad UTF-8 and bad JSON; RecursionError a pathologically nested document.
+        # ValueError covers bad UTF-8, bad JSON and NaN; RecursionError a pathologically nested document.
         raise ProtocolError(PARSE_ERROR, "Parse error: the body is not JSON") from None
+    _check_text(payload)
+    return payload
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _check_text(payload: Any) -> None:
+    pending: list[tuple[Any, int]] = [(payload, 1)]
+    while pending:
+        value, depth = pending.pop()
+        if depth > MAX_DEPTH:
+            raise ProtocolError(PARSE_ERROR, f"Parse error: the body nests deeper than {MAX_DEPTH} levels")
+        if isinstance(value, str):
+            _check_string(value)
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                _check_string(key)
+                pending.append((item, depth + 1))
+        elif isinstance(value, list):
+            pending.extend((item, depth + 1) for item in value)
+
+
+def _check_string(text: str) -> None:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ProtocolError(
+            PARSE_ERROR, "Parse error: a string holds a lone surrogate (\\ud800-\\udfff)"
+        ) from None
+    if "\x00" in text:
+        raise ProtocolError(INVALID_PARAMS, "Invalid params: a string holds a NUL character (\\u0000)")
 
 
 def encode(payload: Any) -> bytes:
-    return json.dumps(payload, separators=(",", ":"), ensure_ascii=False).encode()
+    # allow_nan=False: a NaN some handler returned is an error here, never invalid JSON on the wire.
+    return json.dumps(payload, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode()
 
 
 def readable_id(payload: Any) -> RequestId | None:

@@ -157,7 +157,7 @@ def events_of(response: StreamingHttpResponse) -> list[Any]:
 
 def assert_json_rpc(response: HttpResponseBase, method: str | None = None) -> None:
     """Check the answer's shape; with ``method``, a result must also be schema-valid for the revision."""
-    assert response.status_code in (200, 202, 400, 403, 404, 405), response.status_code
+    assert response.status_code in (200, 202, 400, 403, 404, 405, 415), response.status_code
     if response.status_code == 202:
         event("HTTP 202")
         assert isinstance(response, HttpResponse) and response.content == b""
