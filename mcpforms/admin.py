@@ -169,7 +169,7 @@ class SubmissionAdmin(SubmissionModelAdmin):
                 submission.pk,
                 submission.created.isoformat(),
                 submission.tool_name,
-                submission.user.get_username() if submission.user else "",
+                _cell(submission.user.get_username()) if submission.user else "",
                 submission.status,
             ]
             writer.writerow(row + [_cell(submission.data.get(key)) for key in keys])

@@ -25,10 +25,12 @@ PRUNE_EVERY = 100
 
 
 class CompletedFlow(models.Model):
-    """A form flow whose handler ran: the digest of its final requestState, so a retried last round cannot
-    run the handler a second time. Rows outlive their token's max age by nothing: older ones are pruned."""
+    """A form flow whose handler ran, and what it returned: a retried last round, or any earlier round of
+    the same flow answered again, gets this outcome instead of a second run. Rows outlive their token's
+    max age by nothing: older ones are pruned."""
 
     digest = models.CharField(max_length=64, unique=True)
+    result = models.JSONField(null=True, blank=True)
     created = models.DateTimeField(default=timezone.now, db_index=True)
 
     class Meta:
@@ -37,14 +39,17 @@ class CompletedFlow(models.Model):
     def __str__(self) -> str:
         return self.digest
 
+    @staticmethod
+    def digest_of(state: RequestState) -> str:
+        return hashlib.sha256(json.dumps([state.tool, state.principal, state.flow]).encode()).hexdigest()
+
     @classmethod
     def record(cls, state: RequestState) -> CompletedFlow:
         """Record the flow ``state`` finishes; raises IntegrityError when it was already recorded."""
-        # The token's own nonce makes this flow's identity: a replay of the token repeats it, while
-        # another user's flow with the very same answers (every anonymous user is one principal) does not.
-        identity = [state.tool, state.principal, state.issued_at, state.nonce]
-        digest = hashlib.sha256(json.dumps(identity).encode()).hexdigest()
-        row = cls.objects.create(digest=digest)
+        # The flow's id, the same in each of its tokens, makes its identity: any round of it replayed
+        # repeats it, while another user's flow with the very same answers (every anonymous user is one
+        # principal) does not.
+        row = cls.objects.create(digest=cls.digest_of(state))
         if row.pk % PRUNE_EVERY == 0:
             # Tokens older than STATE_MAX_AGE are refused before they get here, so their rows can go; now
             # and then is enough, and keeps a delete off the hot path of nearly every completion.

@@ -164,20 +164,35 @@ def run_handler(tool: FormTool, ctx: RequestContext, form: forms.BaseForm) -> di
 
 
 def complete(tool: FormTool, ctx: RequestContext, form: forms.BaseForm) -> dict[str, Any]:
-    """Run the handler once per flow: the last round's requestState is recorded in the same transaction,
-    so a client that retries that round is told, and nothing runs twice."""
+    """Run the handler once per flow: the flow is recorded, with the result, in the handler's own
+    transaction. A client that retries the last round (it lost the response), or answers an earlier
+    round of the same flow again, gets the recorded outcome; nothing runs twice."""
     from mcpforms.models import CompletedFlow  # models load after the app registry; this module before
 
+    state = ctx.request_state
     with transaction.atomic():
-        if ctx.request_state is not None:
+        record = None
+        if state is not None:
             try:
                 with transaction.atomic():
-                    CompletedFlow.record(ctx.request_state)
+                    record = CompletedFlow.record(state)
             except IntegrityError:
-                return error_result(
-                    f"This {tool.title} form was already submitted; it was not submitted again."
+                return _recorded_outcome(
+                    tool, CompletedFlow.objects.filter(digest=CompletedFlow.digest_of(state))
                 )
-        return run_handler(tool, ctx, form)
+        result = run_handler(tool, ctx, form)
+        if record is not None:
+            record.result = result
+            record.save(update_fields=["result"])
+        return result
+
+
+def _recorded_outcome(tool: FormTool, rows: Any) -> dict[str, Any]:
+    recorded = rows.values_list("result", flat=True).first()
+    if isinstance(recorded, dict):
+        return recorded
+    # Recorded, but its transaction has not committed yet: another request is submitting it right now.
+    return error_result(f"This {tool.title} form is being submitted already; it was not submitted again.")
 
 
 def _finish(tool: FormTool, ctx: RequestContext, outcome: Outcome) -> dict[str, Any]:

@@ -213,3 +213,16 @@ def test_deleting_a_definition_in_the_admin_removes_the_tool_and_keeps_its_submi
     first.refresh_from_db()
     assert first.definition is None
     assert first.tool_name == "event_rsvp"  # the record outlives the form
+
+
+def test_a_username_that_reads_as_a_formula_stays_text_in_the_csv(staff):
+    add(staff, RSVP_FIELDS)
+    first, _ = submissions(FormDefinition.objects.get())
+    first.user = User.objects.create_user("=cmd|'/c calc'!A1")
+    first.save()
+    response = staff.post(
+        reverse("admin:mcpforms_submission_changelist"),
+        {"action": "export_csv", "_selected_action": [first.pk]},
+    )
+    rows = list(csv.reader(io.StringIO(response.content.decode())))
+    assert rows[1][3] == "'=cmd|'/c calc'!A1"

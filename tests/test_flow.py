@@ -214,14 +214,26 @@ def test_a_state_minted_for_another_user_is_refused(server, runs, over_http):
     assert body["error"]["code"] == -32602
 
 
-def test_the_final_round_replayed_runs_the_handler_once(client, runs):
+def test_the_final_round_replayed_runs_the_handler_once_and_gets_the_same_outcome(client, runs):
     first = client.call("signup", {})
     answer = {"signup": accept(email="ada@example.com", plan="pro")}
     done = client.answer(first, "signup", **answer)
     assert not done.get("isError")
+    # The client lost the response and retries: it learns the outcome, nothing runs again.
     again = client.answer(first, "signup", **answer)
-    assert again["isError"] is True
-    assert "already submitted" in text(again)
+    assert again == done
+    assert len(runs) == 1
+
+
+def test_an_earlier_round_answered_again_after_the_flow_completed_runs_nothing(client, runs):
+    first = client.call("signup", {})
+    second = client.answer(first, "signup", signup=accept(email="not-an-email", plan="pro"))
+    assert second["resultType"] == "input_required"  # re-asked for the email
+    done = client.answer(second, "signup", signup=accept(email="ada@example.com"))
+    assert not done.get("isError")
+    # The first round's state belongs to the same flow, which has completed: no second submission.
+    replay = client.answer(first, "signup", signup=accept(email="eve@example.com", plan="team"))
+    assert replay == done
     assert len(runs) == 1
 
 

@@ -67,6 +67,8 @@ class RequestContext:
             tool=self.binding,
             arguments=self.arguments,
             principal=self.principal,
+            # A later round stays in the flow it continues; a first round (or a stale one) starts one.
+            flow=self.request_state.flow if self.request_state is not None else None,
             answers=answers,
             pending=pending,
             version=self.state_version if version is None else version,

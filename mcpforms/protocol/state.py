@@ -10,7 +10,6 @@ puts a password or a file there.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import secrets
@@ -19,12 +18,15 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from django.utils.crypto import salted_hmac
+
 from mcpforms.conf import conf
-from mcpforms.protocol.tokens import InvalidToken, sign, unsign
+from mcpforms.protocol.tokens import InvalidToken, sign, signing_keys, unsign
 
 logger = logging.getLogger(__name__)
 
 SALT = "mcpforms.state.request"
+ARGUMENTS_SALT = "mcpforms.state.arguments"
 ANONYMOUS = "anonymous"
 
 
@@ -48,8 +50,9 @@ class RequestState:
     tool: str
     principal: str
     issued_at: int
-    # Random per token: two flows that happen to carry the same answers are still two flows.
-    nonce: str
+    # Random when a flow starts, the same in each of its later rounds: it is what completes once, and two
+    # flows that happen to carry the same answers are still two flows.
+    flow: str
     answers: dict[str, Any]
     pending: tuple[str, ...]
     version: str | None = None
@@ -62,10 +65,15 @@ def principal_for(user: Any) -> str:
     return f"user:{user.pk}"
 
 
-def arguments_digest(arguments: Any) -> str:
-    """Digest the tool arguments canonically, so a state cannot be replayed with other arguments."""
+def arguments_digest(arguments: Any, key: str | bytes | None = None) -> str:
+    """Digest the tool arguments canonically, so a state cannot be replayed with other arguments.
+
+    Keyed (HMAC with the signing key, ``key`` or the current one): the token is readable, and a plain
+    hash of a low-entropy argument (a PIN, a birth date) could be guessed offline.
+    """
     canonical = json.dumps(arguments, sort_keys=True, separators=(",", ":"), default=str)
-    return hashlib.sha256(canonical.encode()).hexdigest()
+    secret = signing_keys()[0] if key is None else key
+    return salted_hmac(ARGUMENTS_SALT, canonical, secret=secret, algorithm="sha256").hexdigest()
 
 
 def dump_state(
@@ -76,14 +84,16 @@ def dump_state(
     answers: Mapping[str, Any],
     pending: Iterable[str] = (),
     version: str | None = None,
+    flow: str | None = None,
 ) -> str:
-    """Mint a token carrying the answers so far and the names still pending."""
+    """Mint a token carrying the answers so far and the names still pending, for the flow ``flow`` (a
+    new one when None)."""
     payload = {
         "tool": tool,
         "args": arguments_digest(arguments),
         "principal": principal,
         "iat": int(time.time()),
-        "nonce": secrets.token_urlsafe(12),
+        "flow": flow or secrets.token_urlsafe(12),
         "answers": dict(answers),
         "pending": list(pending),
         "version": version,
@@ -111,26 +121,29 @@ def _verified(
 ) -> RequestState:
     if not isinstance(payload, dict):
         raise InvalidState("payload is not an object")
-    expected = {"tool": tool, "args": arguments_digest(arguments), "principal": principal}
+    expected = {"tool": tool, "principal": principal}
     for name, value in expected.items():
         if payload.get(name) != value:
             raise InvalidState(f"minted for another {name}")
+    # Minted under the current key or one it rotated from (the signature said which keys are trusted).
+    if payload.get("args") not in {arguments_digest(arguments, key) for key in signing_keys()}:
+        raise InvalidState("minted for other arguments")
     if payload.get("version") != version:
         raise StaleState("minted for another version")
     answers, pending, issued_at = payload.get("answers"), payload.get("pending"), payload.get("iat")
-    nonce = payload.get("nonce")
+    flow = payload.get("flow")
     if (
         not isinstance(answers, dict)
         or not isinstance(pending, list)
         or not isinstance(issued_at, int)
-        or not isinstance(nonce, str)
+        or not isinstance(flow, str)
     ):
         raise InvalidState("malformed payload")
     return RequestState(
         tool=tool,
         principal=principal,
         issued_at=issued_at,
-        nonce=nonce,
+        flow=flow,
         answers=answers,
         pending=tuple(str(name) for name in pending),
         version=version,

@@ -25,13 +25,16 @@ class InvalidToken(Exception):
         self.expired = expired
 
 
+def signing_keys() -> list[str | bytes]:
+    """The key everything is signed with now, then the older ones a token may still carry."""
+    if conf.STATE_KEY is None:
+        return [settings.SECRET_KEY, *settings.SECRET_KEY_FALLBACKS]
+    return [conf.STATE_KEY, *conf.STATE_KEY_FALLBACKS]
+
+
 def _signer(salt: str) -> signing.TimestampSigner:
-    key = conf.STATE_KEY
-    if key is None:
-        return signing.TimestampSigner(
-            key=settings.SECRET_KEY, fallback_keys=settings.SECRET_KEY_FALLBACKS, salt=salt
-        )
-    return signing.TimestampSigner(key=key, fallback_keys=list(conf.STATE_KEY_FALLBACKS), salt=salt)
+    key, *fallbacks = signing_keys()
+    return signing.TimestampSigner(key=key, fallback_keys=fallbacks, salt=salt)
 
 
 def sign(payload: Any, *, salt: str, compress: bool = True) -> str:

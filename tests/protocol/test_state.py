@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import logging
 import time
@@ -42,10 +43,24 @@ def test_round_trip():
     assert abs(state.issued_at - time.time()) < 60
 
 
-def test_two_tokens_for_the_same_answers_are_two_flows():
+def test_two_tokens_for_the_same_answers_are_two_flows_unless_one_continues_the_other():
     first, second = load_state(mint(), **BINDING), load_state(mint(), **BINDING)
     assert first.answers == second.answers
-    assert first.nonce != second.nonce
+    assert first.flow != second.flow
+    continued = load_state(mint(flow=first.flow), **BINDING)
+    assert continued.flow == first.flow
+
+
+def test_the_arguments_digest_is_keyed():
+    # Readable in the token: a plain hash of a low-entropy argument could be guessed offline.
+    payload = json.loads(decoded_payload(mint()))
+    canonical = json.dumps({"plan": "pro"}, sort_keys=True, separators=(",", ":"))
+    assert payload["args"] != hashlib.sha256(canonical.encode()).hexdigest()
+    assert payload["args"] == arguments_digest({"plan": "pro"})
+    assert (
+        arguments_digest({"plan": "pro"}, "another key of at least fifty characters .........")
+        != payload["args"]
+    )
 
 
 def test_token_is_compact_and_signed_with_timestamp():
@@ -194,7 +209,7 @@ def test_the_salt_names_the_purpose():
             "iat": "now",
             "answers": {},
             "pending": [],
-            "nonce": "n",
+            "flow": "n",
         },
         {
             "tool": "signup",
@@ -231,7 +246,7 @@ def _well_formed(**overrides: Any) -> dict[str, Any]:
         "args": arguments_digest({"plan": "pro"}),
         "principal": "user:1",
         "iat": int(time.time()),
-        "nonce": "n",
+        "flow": "n",
         "answers": {"email": "ada@example.com"},
         "pending": ["plan"],
         "version": None,
@@ -261,8 +276,8 @@ def test_a_well_formed_payload_signed_without_our_salt_is_refused(sign):
 
 def test_with_a_dedicated_state_key_a_token_signed_without_our_salt_is_refused():
     key = "k" * 40
-    payload = _well_formed()
     with override_settings(MCPFORMS={"STATE_KEY": key}):
+        payload = _well_formed()  # its arguments digest is keyed with STATE_KEY too
         salted = signing.TimestampSigner(key=key, salt=SALT).sign_object(payload, compress=True)
         assert load_state(salted, **BINDING).answers == {"email": "ada@example.com"}
         unsalted = signing.TimestampSigner(key=key).sign_object(payload, compress=True)
