@@ -42,6 +42,7 @@ def protocol_tools(tool: FormTool) -> tuple[Tool, ...]:
         output_schema=tool.output_schema,
         meta=ui.tool_meta(tool.name) if tool.uses_app else None,
         state_version=None if tool.version is None else partial(_version, tool),
+        visible=tool.has_permission,
     )
     if not tool.uses_app:
         return (call,)
@@ -53,6 +54,7 @@ def protocol_tools(tool: FormTool) -> tuple[Tool, ...]:
         handler=partial(serve_submit, tool),
         annotations=tool.tool_annotations,
         meta=ui.tool_meta(tool.name, app_only=True),
+        visible=tool.has_permission,
     )
     return (call, submit)
 

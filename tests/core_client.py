@@ -92,3 +92,10 @@ def accept(**content: Any) -> dict[str, Any]:
 
 def text(result: dict[str, Any]) -> str:
     return "\n".join(block["text"] for block in result["content"] if block["type"] == "text")
+
+
+def assert_unknown_tool(client: CoreClient, name: str, arguments: dict[str, Any] | None = None) -> None:
+    """A tool the client may not use is, to it, no tool: absent from the list, and -32602 when called."""
+    body = client.send("tools/call", {"name": name, "arguments": arguments or {}})
+    assert body["error"] == {"code": -32602, "message": f"Unknown tool: {name}"}, body
+    assert name not in [tool["name"] for tool in client.result("tools/list")["tools"]]

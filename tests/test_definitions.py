@@ -14,7 +14,7 @@ from mcpforms.field_rows import auto_field
 from mcpforms.fields import AutoFormField, fields_for_form
 from mcpforms.models import FieldDefinition, FormDefinition, Submission
 from mcpforms.protocol.server import default_server
-from tests.core_client import CoreClient, accept, asked, text
+from tests.core_client import CoreClient, accept, asked, assert_unknown_tool, text
 
 pytestmark = pytest.mark.django_db
 
@@ -224,9 +224,7 @@ def test_password_values_are_never_stored_in_a_submission():
 
 def test_a_permission_is_required_when_set():
     rsvp(permission="mcpforms.add_submission")
-    result = CoreClient(default_server).call("event_rsvp", {})
-    assert result["isError"] is True
-    assert "mcpforms.add_submission" in text(result)
+    assert_unknown_tool(CoreClient(default_server), "event_rsvp")
 
 
 def test_an_admin_defined_form_lists_its_app_only_submit_tool_for_the_form_ui():

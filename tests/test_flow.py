@@ -12,7 +12,7 @@ from django.core.exceptions import ValidationError
 
 from mcpforms.protocol.server import Server
 from mcpforms.registry import register, register_prompt
-from tests.core_client import CoreClient, accept, asked, text
+from tests.core_client import CoreClient, accept, asked, assert_unknown_tool, text
 from tests.forms import SignupForm
 from tests.testapp.models import Colour, Gadget
 
@@ -83,7 +83,12 @@ def assert_wire_valid(result: dict[str, Any]) -> None:
 # ---- listing ---------------------------------------------------------------------------------------------
 
 
-def test_tools_are_listed_with_optional_arguments_and_a_description_that_says_the_user_is_asked(client):
+def test_tools_are_listed_with_optional_arguments_and_a_description_that_says_the_user_is_asked(
+    server, over_http
+):
+    editor = User.objects.create(username="editor")
+    editor.user_permissions.add(Permission.objects.get(codename="change_gadget"))
+    client = CoreClient(server, user=User.objects.get(pk=editor.pk), over_http=over_http)
     tools = {tool["name"]: tool for tool in client.result("tools/list")["tools"]}
     signup = tools["signup"]
     assert signup["description"] == "Create an account. Missing details are asked from the user."
@@ -359,11 +364,9 @@ def test_model_form_uniqueness_is_re_asked(over_http):
 def test_model_form_update_needs_permission_and_asks_with_current_values(over_http):
     lamp = Gadget.objects.create(name="Lamp", slug="lamp", stock=3)
     server = _gadget_server()
-    assert (
-        CoreClient(server, user=AnonymousUser(), over_http=over_http).call("edit_gadget", {"pk": lamp.pk})[
-            "isError"
-        ]
-        is True
+    # Without the change permission the tool is not there at all.
+    assert_unknown_tool(
+        CoreClient(server, user=AnonymousUser(), over_http=over_http), "edit_gadget", {"pk": lamp.pk}
     )
     editor = User.objects.create(username="editor")
     editor.user_permissions.add(Permission.objects.get(codename="change_gadget"))

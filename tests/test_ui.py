@@ -23,7 +23,7 @@ from mcpforms.ui import (
     submit_name,
     supports_apps,
 )
-from tests.core_client import CoreClient, asked, text
+from tests.core_client import CoreClient, asked, assert_unknown_tool, text
 from tests.forms import SignupForm
 
 APPS: dict[str, Any] = {"extensions": {EXTENSION_ID: {"mimeTypes": [MIME_TYPE]}}}
@@ -251,11 +251,12 @@ def test_the_submit_tool_returns_djangos_errors_per_field(server):
 def test_the_submit_tool_checks_the_permission():
     server = Server()
     register(SignupForm, server=server, permission="auth.add_user")
-    result = CoreClient(server, capabilities=APPS).call(
-        "signup_submit", {"email": "a@example.com", "plan": "pro"}
-    )
-    assert result["isError"] is True
-    assert "Permission denied" in text(result)
+    client = CoreClient(server, capabilities=APPS)
+    assert_unknown_tool(client, "signup_submit", {"email": "a@example.com", "plan": "pro"})
+    assert_unknown_tool(client, "signup")
+    # Its form is no more readable than the tool is callable.
+    body = client.send("resources/read", {"uri": "ui://mcpforms/signup"})
+    assert body["error"]["code"] == -32602 and body["error"]["data"] == {"uri": "ui://mcpforms/signup"}
 
 
 # display_form -----------------------------------------------------------------------------------------------

@@ -22,7 +22,7 @@ from mcpforms.models import UrlElicitation
 from mcpforms.protocol.server import default_server
 from mcpforms.registry import register, registry_for
 from mcpforms.url_mode import dump_page_token
-from tests.core_client import CoreClient, text
+from tests.core_client import CoreClient, assert_unknown_tool, text
 from tests.forms import SignupForm
 
 pytestmark = pytest.mark.django_db
@@ -340,8 +340,7 @@ def test_the_page_checks_the_tools_permission():
     ada = User.objects.create_user("ada")
     register(VaultForm, name="guarded", permission="auth.view_user")
     try:
-        first = mcp(user=ada).call("guarded", {})
-        assert first["isError"] is True  # no permission: not even a link
+        assert_unknown_tool(mcp(user=ada), "guarded")  # no permission: no tool, not even a link
         assert UrlElicitation.objects.count() == 0
         row = UrlElicitation.objects.create(tool="guarded", principal=f"user:{ada.pk}")
         token = dump_page_token(elicitation=str(row.pk), tool="guarded", principal=row.principal)

@@ -105,8 +105,23 @@ def _listing(call: Call, items: tuple[Any, ...], *, key: Callable[[Any], str], f
     return result
 
 
+def _caller(call: Call, name: str) -> RequestContext:
+    """Who is asking, for a tool's visibility: no arguments, no state (those are checked later)."""
+    return RequestContext(
+        method=call.message.method,
+        binding=name,
+        arguments={},
+        client_capabilities=call.envelope.client_capabilities,
+        meta=call.params.get("_meta") or {},
+        user=call.user,
+        principal=call.principal,
+    )
+
+
 def list_tools(call: Call) -> dict[str, Any]:
-    return _listing(call, call.server.tools.all(), key=lambda t: t.name, field="tools")
+    caller = _caller(call, "tools/list")
+    tools = tuple(tool for tool in call.server.tools.all() if tool.visible_to(caller))
+    return _listing(call, tools, key=lambda t: t.name, field="tools")
 
 
 def list_prompts(call: Call) -> dict[str, Any]:
@@ -125,7 +140,8 @@ def list_resource_templates(call: Call) -> dict[str, Any]:
 def call_tool(call: Call) -> dict[str, Any]:
     name = call.params["name"]
     tool: Tool | None = call.server.tools.get(name)
-    if tool is None:
+    # A tool the caller may not see is, to them, no tool at all: the same error as an unknown name.
+    if tool is None or not tool.visible_to(_caller(call, f"tool:{name}")):
         raise invalid_params(f"Unknown tool: {name}")
     arguments = call.params.get("arguments") or {}
     if call.headers is not None and tool.param_headers:

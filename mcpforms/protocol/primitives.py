@@ -24,6 +24,7 @@ TemplateHandler = Callable[[RequestContext, str, dict[str, str]], dict[str, Any]
 # (ctx, argument name, partial value, other arguments already filled) -> suggestions, best first.
 Completer = Callable[[RequestContext, str, str, dict[str, str]], Sequence[str]]
 StateVersion = Callable[[], str | None]
+Visibility = Callable[[RequestContext], bool]
 
 # The one name rule for tools and prompts, wherever they come from (code, the admin, a hand-written
 # Tool): 1-64 characters within SEP-986's set, less "/", so a name reads the same in every client.
@@ -53,6 +54,11 @@ class Tool:
     output_schema: Mapping[str, Any] | None = None
     meta: Mapping[str, Any] | None = None
     state_version: StateVersion | None = field(default=None, compare=False)
+    # Who may see the tool at all: a caller for whom this is False finds it neither listed nor callable.
+    visible: Visibility | None = field(default=None, compare=False)
+
+    def visible_to(self, ctx: RequestContext) -> bool:
+        return self.visible is None or self.visible(ctx)
 
     def __post_init__(self) -> None:
         if not TOOL_NAME.fullmatch(self.name):
