@@ -47,7 +47,7 @@ class DefinitionTool(FormTool):
             tool_name=self.name,
             data=data,
             user=user,
-            client_info=dict(request.client_info or {}),
+            client_info=_client_info(request.client_info),
         )
         if self.email_to:
             # After commit: a mail must not announce a submission that was rolled back, and a mail server
@@ -55,6 +55,22 @@ class DefinitionTool(FormTool):
             title, to = self.title, self.email_to
             transaction.on_commit(lambda: _mail(submission.pk, title, data, to))
         return {"submission": submission.pk, "form": self.name, "data": data}
+
+
+CLIENT_INFO_FIELDS = ("name", "title", "version")
+CLIENT_INFO_LENGTH = 200
+
+
+def _client_info(sent: Any) -> dict[str, str]:
+    """What a submission keeps of the client's clientInfo: its Implementation strings, bounded, so a
+    client cannot make each row megabytes long."""
+    if not isinstance(sent, dict):
+        return {}
+    return {
+        name: sent[name][:CLIENT_INFO_LENGTH]
+        for name in CLIENT_INFO_FIELDS
+        if isinstance(sent.get(name), str)
+    }
 
 
 def definition_tool(definition: FormDefinition) -> FormTool:

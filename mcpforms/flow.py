@@ -179,6 +179,9 @@ def run(
     values |= given
     # An update the model gave no changes for is the user's to make: show everything, as ask="always" does.
     ask = "always" if instance is not None and not given and flow.ask == "missing" else flow.ask
+    # The form changed mid-flow: the old answers do not count, and nothing runs before the user has seen
+    # the new form, so a replayed final round of the old form asks again; it never submits.
+    unseen = ctx.stale_state and ask != "never"
     state = ctx.request_state
     if state is not None:
         values |= {name: value for name, value in state.answers.items() if name in by_name}
@@ -198,8 +201,20 @@ def run(
 
     outcome = validate_with_form(flow.form_class, values, **kwargs)
     can_ask = ask != "never" and (app or ctx.supports_elicitation("form"))
+    if unseen and not can_ask:
+        return Refused(f"{STALE_NOTE} Call the tool again; nothing was submitted.")
+    if outcome.is_valid and ask == "always" and not answered and not can_ask:
+        # "always" promises that the user confirms before anything runs: the URL-mode page can still ask
+        # them; with no way to ask at all, nothing runs.
+        if ctx.supports_elicitation("url"):
+            return NeedsPage(values=values, problems=())
+        return Refused(
+            f"{confirm_label[:1].upper()}{confirm_label[1:]} needs the user's confirmation before it runs, "
+            "and this client cannot ask the user (no form elicitation, no MCP Apps UI, no URL mode). "
+            "Nothing was submitted."
+        )
     # Without a way to ask, valid arguments are enough: the tool works as a plain tool.
-    if outcome.is_valid and (answered or ask != "always" or not can_ask):
+    if outcome.is_valid and (answered or ask != "always") and not unseen:
         return Ready(outcome.form)
 
     problems = _describe(outcome.errors, by_name)
@@ -228,6 +243,8 @@ def run(
         )
 
     to_ask = _fields_to_ask(ask, askable, outcome.errors, values, first_ask=not answered)
+    if unseen and not to_ask:
+        to_ask = list(askable)  # everything is filled in: the user confirms the changed form
     if not to_ask:  # only a form with nothing askable gets here: every field is a password, file or hidden
         return Refused(
             f"{confirm_label[:1].upper()}{confirm_label[1:]} has no field a form elicitation can ask."

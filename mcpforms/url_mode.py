@@ -131,8 +131,12 @@ def ask_page(
         # Rows a retry can no longer reach (its requestState expired) are pruned as new ones come.
         horizon = max(conf.STATE_MAX_AGE, conf.URL_MODE_MAX_AGE)
         UrlElicitation.objects.filter(created__lt=timezone.now() - timedelta(seconds=horizon)).delete()
-        secret = {auto.name for auto in tool.fields_for(ctx) if auto.page_only}
-        arguments = ctx.arguments if isinstance(ctx.arguments, dict) else {}
+        fields = tool.fields_for(ctx)
+        secret = {auto.name for auto in fields if auto.page_only}
+        # Only what the form knows (and the object an update names) is kept: never unknown keys.
+        known = {auto.name for auto in fields} | ({tool.lookup} if tool.update else set())
+        given = ctx.arguments if isinstance(ctx.arguments, dict) else {}
+        arguments = {name: value for name, value in given.items() if name in known}
         elicitation = UrlElicitation.objects.create(
             tool=tool.name,
             principal=ctx.principal,

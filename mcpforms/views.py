@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 
+from django.contrib.auth.models import AnonymousUser
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.http import HttpRequest, HttpResponse
@@ -75,13 +76,16 @@ def page(request: HttpRequest, token: str) -> HttpResponse:
             "This link belongs to another user: sign in as the user who asked.",
             status=403,
         )
+    # The page acts as the principal the link was minted for, never as whoever opens it: a link an
+    # anonymous caller obtained must not run as the signed-in visitor it was sent to (spec §7.3, phishing).
+    user = getattr(request, "user", None) if row.principal != ANONYMOUS else AnonymousUser()
     ctx = RequestContext(
         method="tools/call",
         binding=form_tool.name,
         arguments=row.arguments,
         client_capabilities={},
         meta={},
-        user=getattr(request, "user", None),
+        user=user,
         principal=row.principal,
     )
     try:

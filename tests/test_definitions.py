@@ -232,3 +232,57 @@ def test_an_admin_defined_form_lists_its_app_only_submit_tool_for_the_form_ui():
     tools = {tool["name"]: tool for tool in CoreClient(default_server).result("tools/list")["tools"]}
     assert tools["event_rsvp"]["_meta"]["ui"]["resourceUri"] == "ui://mcpforms/event_rsvp"
     assert tools["event_rsvp_submit"]["_meta"]["ui"]["visibility"] == ["app"]
+
+
+def test_a_stale_final_round_replayed_submits_nothing():
+    definition = rsvp()
+    client = CoreClient(default_server)
+    first = client.call("event_rsvp", {"name": "Ada"})
+    final = accept(email="ada@example.com", attending="yes")
+    definition.title = "Summer party RSVP"
+    definition.save()
+    # The old form's final round, sent three times (a client retrying): asked again each time.
+    for _ in range(3):
+        replay = client.answer(first, "event_rsvp", {"name": "Ada"}, event_rsvp=final)
+        assert asked(replay, "event_rsvp")["message"].startswith("This form changed")
+    assert Submission.objects.count() == 0
+
+
+def test_a_stale_final_round_replayed_with_every_argument_given_submits_nothing():
+    # The model gave every field and the user confirmed; then the form was edited, and the final round
+    # is replayed (by a client that no longer declares elicitation): it must not run, three times over.
+    definition = rsvp(ask="always")
+    arguments = {"name": "Ada", "email": "ada@example.com", "attending": "yes"}
+    first = CoreClient(default_server).call("event_rsvp", arguments)
+    definition.title = "Summer party RSVP"
+    definition.save()
+    plain = CoreClient(default_server, capabilities={})
+    for _ in range(3):
+        replay = plain.answer(first, "event_rsvp", arguments, event_rsvp=accept(**arguments))
+        assert replay["isError"] is True and "This form changed" in text(replay)
+    assert Submission.objects.count() == 0
+
+
+def test_a_submission_keeps_a_bounded_client_info():
+    rsvp()
+    client_info = {"name": "c" * 5000, "version": "1", "extra": "x" * 100_000, "icons": [{"src": "x" * 9000}]}
+    meta = {"io.modelcontextprotocol/clientInfo": client_info}
+    params = {"name": "event_rsvp", "arguments": {"name": "Ada", "email": "a@b.co", "attending": "no"}}
+    # Through the envelope, as a client sends it.
+    payload = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {
+            **params,
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {},
+                **meta,
+            },
+        },
+    }
+    reply = default_server.handle(payload)
+    assert reply.body is not None and "result" in reply.body, reply
+    stored = Submission.objects.order_by("-pk").first()
+    assert stored is not None and stored.client_info == {"name": "c" * 200, "version": "1"}

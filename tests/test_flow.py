@@ -306,8 +306,17 @@ def test_ask_never_behaves_like_a_plain_tool(client, runs):
 def test_without_elicitation_valid_arguments_still_run(server, runs, over_http):
     client = CoreClient(server, capabilities={}, over_http=over_http)
     assert not client.call("signup", {"email": "ada@example.com", "plan": "pro"}).get("isError")
-    assert not client.call("confirm_signup", {"email": "ada@example.com", "plan": "pro"}).get("isError")
-    assert len(runs) == 2
+    assert len(runs) == 1
+
+
+def test_ask_always_never_runs_without_the_users_confirmation(server, runs, over_http):
+    # "always" promises the user confirms first: a client that cannot ask them gets a refusal, however
+    # valid the model's arguments are.
+    client = CoreClient(server, capabilities={}, over_http=over_http)
+    refused = client.call("confirm_signup", {"email": "ada@example.com", "plan": "pro"})
+    assert refused["isError"] is True
+    assert "needs the user's confirmation before it runs" in text(refused)
+    assert runs == []
 
 
 def test_without_elicitation_missing_fields_are_listed_for_the_model(server, runs, over_http):

@@ -414,3 +414,40 @@ def test_a_2025_session_is_sent_to_the_page_and_told_when_it_is_done():
     assert final.data is not None and final.data["id"] == 2
     assert final.data["result"]["content"][0]["text"] == "Vault unlocked for ada."
     assert received == [{"username": "ada", "password": SECRET}]  # once, by the page
+
+
+def test_a_link_minted_for_nobody_never_acts_as_the_visitor_who_opens_it():
+    seen: list[Any] = []
+
+    @register(LoginForm, name="whoami")
+    def whoami(request: Any, form: forms.BaseForm) -> str:
+        seen.append(request.user)
+        return "done"
+
+    try:
+        # An anonymous MCP caller obtains a link and sends it to a signed-in staff member.
+        path = page_path(mcp().call("whoami", {"username": "ada"}), "whoami")
+        browser = Client()
+        browser.force_login(User.objects.create_user("staff", is_staff=True))
+        assert browser.post(path, {"username": "ada", "password": "pw"}).status_code == 200
+        (user,) = seen
+        assert not user.is_authenticated  # the handler ran as the caller it was minted for: nobody
+    finally:
+        registry_for(default_server).unregister("whoami")
+
+
+def test_a_url_mode_row_keeps_only_the_forms_fields():
+    first = mcp().call("vault", {"username": "ada", "junk": "x" * 10_000, "other": {"deep": [1, 2]}})
+    url_request(first, "vault")
+    (row,) = UrlElicitation.objects.all()
+    assert row.arguments == {"username": "ada"}
+
+
+def test_ask_always_goes_to_the_page_when_the_page_is_the_only_way_to_ask():
+    register(SignupForm, name="confirm_page", ask="always", path="form")
+    try:
+        client = mcp(capabilities={"elicitation": {"url": {}}})
+        result = client.call("confirm_page", {"email": "ada@example.com", "plan": "pro"})
+        assert url_request(result, "confirm_page")["url"].startswith("http://testserver/mcpforms/fill/")
+    finally:
+        registry_for(default_server).unregister("confirm_page")
