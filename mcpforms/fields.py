@@ -347,7 +347,8 @@ def auto_field(name: str, field: forms.Field, *, initial: Any = None) -> AutoFor
         name=name,
         label=str(field.label) if field.label else "",
         required=field.required,
-        description=str(field.help_text or ""),
+        # mcpforms.forms escaped its help text for HTML; the schema wants it as typed.
+        description=str(getattr(field.help_text, "text", None) or field.help_text or ""),
         placeholder=str(placeholder),
         **attrs,
     )

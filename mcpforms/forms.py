@@ -12,8 +12,24 @@ from typing import Any
 
 from django import forms
 from django.core.validators import BaseValidator, MaxLengthValidator, MinLengthValidator
+from django.utils.html import escape
+from django.utils.safestring import SafeString
 
 from mcpforms.fields import AutoFormField
+
+
+class EscapedText(SafeString):
+    """Help text typed by staff (an admin definition), escaped once and marked safe, so it reads as text
+    even where a template prints ``help_text|safe`` (Django's own form templates do: they trust it as the
+    developer's HTML). ``text`` keeps it as typed, which ``fields`` reads back for the schema."""
+
+    text: str
+
+
+def escaped(text: str) -> EscapedText:
+    html = EscapedText(escape(text))
+    html.text = text
+    return html
 
 
 def django_field(auto: AutoFormField) -> forms.Field:
@@ -21,7 +37,7 @@ def django_field(auto: AutoFormField) -> forms.Field:
     common: dict[str, Any] = {
         "label": auto.label,
         "required": auto.required,
-        "help_text": auto.description,
+        "help_text": escaped(auto.description),
         "initial": auto.default,
     }
     attrs = {"placeholder": auto.placeholder} if auto.placeholder else {}

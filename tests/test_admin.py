@@ -226,3 +226,25 @@ def test_a_username_that_reads_as_a_formula_stays_text_in_the_csv(staff):
     )
     rows = list(csv.reader(io.StringIO(response.content.decode())))
     assert rows[1][3] == "'=cmd|'/c calc'!A1"
+
+
+def test_staff_typed_strings_render_as_text_in_every_preview_and_page(staff):
+    script = "<script>alert('x')</script>"
+    fields = [{"name": "name", "required": True, "help_text": script, "label": script, "placeholder": script}]
+    assert add(staff, fields).status_code == 302
+    definition = FormDefinition.objects.get()
+    page = staff.get(reverse("admin:mcpforms_formdefinition_change", args=[definition.pk])).content.decode()
+    assert script not in page  # Django's form template prints help_text |safe: ours escapes anyway
+    assert "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt;" in page
+
+    from mcpforms.protocol.server import default_server
+    from tests.core_client import CoreClient
+
+    apps = {"extensions": {"io.modelcontextprotocol/ui": {"mimeTypes": ["text/html;profile=mcp-app"]}}}
+    (content,) = CoreClient(default_server, capabilities=apps).result(
+        "resources/read", {"uri": "ui://mcpforms/event_rsvp"}
+    )["contents"]
+    assert script not in content["text"]
+    # The text itself reaches the assistant as written: escaping is for HTML only.
+    schema = CoreClient(default_server).call("event_rsvp", {})["inputRequests"]["event_rsvp"]["params"]
+    assert schema["requestedSchema"]["properties"]["name"]["description"] == script
