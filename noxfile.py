@@ -51,7 +51,8 @@ def tests(session: nox.Session, django: str) -> None:
     session.install("--quiet", "--editable", ".", "--group", "test", f"django=={django}.*")
     version = session.run("python", "-c", "import django; print(django.get_version())", silent=True)
     session.log(f"Django {str(version).strip()}")
-    # The install test builds and installs the package itself; the main run covers it once.
-    session.run(
-        "python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "--ignore=tests/install", *session.posargs
-    )
+    # The install test builds and installs the package itself; the main run covers it once. Screenshots
+    # go to the session's own folder: the other half of make matrix runs at the same time.
+    artifacts = str(Path(session.virtualenv.location) / "artifacts")
+    pytest = ["python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "--ignore=tests/install"]
+    session.run(*pytest, *session.posargs, env={"MCPFORMS_ARTIFACTS": artifacts})

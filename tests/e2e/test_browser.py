@@ -18,7 +18,8 @@ from tests.e2e.node import node_report
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = Path("/usr/bin/chromium")
-ARTIFACTS = ROOT / "artifacts"
+# artifacts/ by default; make matrix gives each of its runs (two at a time) a folder of its own.
+ARTIFACTS = Path(os.environ.get("MCPFORMS_ARTIFACTS", ROOT / "artifacts"))
 SECRET = "correct horse battery staple"
 
 pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium: make installs it")
@@ -53,7 +54,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]
 
 @pytest.fixture(scope="module")
 def report(site: tuple[str, Path]) -> dict[str, Any]:
-    ARTIFACTS.mkdir(exist_ok=True)
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
     for old in ARTIFACTS.glob("*.png"):
         old.unlink()
     return node_report("browser_host.mjs", site[0], str(ARTIFACTS), timeout=120)
