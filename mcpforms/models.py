@@ -44,6 +44,12 @@ class CompletedFlow(models.Model):
         return hashlib.sha256(json.dumps([state.tool, state.principal, state.flow]).encode()).hexdigest()
 
     @classmethod
+    def outcome_of(cls, state: RequestState) -> dict[str, Any] | None:
+        """The result the flow of ``state`` completed with, once its transaction has committed."""
+        recorded = cls.objects.filter(digest=cls.digest_of(state)).values_list("result", flat=True).first()
+        return recorded if isinstance(recorded, dict) else None
+
+    @classmethod
     def record(cls, state: RequestState) -> CompletedFlow:
         """Record the flow ``state`` finishes; raises IntegrityError when it was already recorded."""
         # The flow's id, the same in each of its tokens, makes its identity: any round of it replayed

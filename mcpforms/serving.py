@@ -179,22 +179,18 @@ def complete(tool: FormTool, ctx: RequestContext, form: forms.BaseForm) -> dict[
                 with transaction.atomic():
                     record = CompletedFlow.record(state)
             except IntegrityError:
-                return _recorded_outcome(
-                    tool, CompletedFlow.objects.filter(digest=CompletedFlow.digest_of(state))
+                recorded = CompletedFlow.outcome_of(state)
+                if recorded is not None:
+                    return recorded
+                # Recorded by a transaction that has not committed yet: it is being submitted right now.
+                return error_result(
+                    f"This {tool.title} form is being submitted already; it was not submitted again."
                 )
         result = run_handler(tool, ctx, form)
         if record is not None:
             record.result = result
             record.save(update_fields=["result"])
         return result
-
-
-def _recorded_outcome(tool: FormTool, rows: Any) -> dict[str, Any]:
-    recorded = rows.values_list("result", flat=True).first()
-    if isinstance(recorded, dict):
-        return recorded
-    # Recorded, but its transaction has not committed yet: another request is submitting it right now.
-    return error_result(f"This {tool.title} form is being submitted already; it was not submitted again.")
 
 
 def _finish(tool: FormTool, ctx: RequestContext, outcome: Outcome) -> dict[str, Any]:

@@ -4,6 +4,7 @@ store does."""
 
 from __future__ import annotations
 
+import secrets
 from dataclasses import replace
 from datetime import timedelta
 from typing import Any
@@ -16,7 +17,9 @@ from mcpforms.conf import conf
 from mcpforms.models import LegacyCall, LegacySession, StreamEvent
 from mcpforms.protocol.sessions import Event, PendingCall, Session, Stream
 
-PRUNE_EVERY = 100  # sessions (and pending calls) created between two prunings of the expired ones
+# One in this many new sessions (and pending calls) prunes the expired ones: a chance, not a COUNT(*)
+# of the table on every initialize.
+PRUNE_EVERY = 100
 
 
 def _call_id(server_request_id: str) -> str:
@@ -28,7 +31,7 @@ class DatabaseSessions:
     """Sessions, pending calls and their streams in the database: any worker serves any request."""
 
     def create(self, session: Session) -> None:
-        if LegacySession.objects.count() % PRUNE_EVERY == 0:
+        if secrets.randbelow(PRUNE_EVERY) == 0:
             # Many clients never DELETE their session; an expired one answers 404, and the client opens
             # a new one (2025-11-25, Session Management).
             horizon = timezone.now() - timedelta(seconds=conf.SESSION_MAX_AGE)
@@ -91,7 +94,7 @@ class DatabaseSessions:
                 for event in events
             ]
             StreamEvent.objects.bulk_create(rows, ignore_conflicts=True)
-        if created and LegacyCall.objects.count() % PRUNE_EVERY == 0:
+        if created and secrets.randbelow(PRUNE_EVERY) == 0:
             # A call nobody resumed within a requestState's lifetime can no longer go on.
             horizon = timezone.now() - timedelta(seconds=conf.STATE_MAX_AGE)
             LegacyCall.objects.filter(created__lt=horizon).delete()

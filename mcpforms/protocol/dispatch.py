@@ -12,9 +12,6 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from mcp_types.methods import validate_client_request
-from pydantic import ValidationError
-
 from mcpforms.conf import conf
 from mcpforms.protocol import legacy, results
 from mcpforms.protocol.context import Notify
@@ -23,11 +20,10 @@ from mcpforms.protocol.errors import (
     INTERNAL_ERROR,
     ProtocolError,
     http_status,
-    invalid_params,
     method_not_found,
 )
 from mcpforms.protocol.jsonrpc import Message, error_response, read_message, readable_id, result_response
-from mcpforms.protocol.methods import INPUT_REQUIRED_METHODS, METHODS, Call
+from mcpforms.protocol.methods import INPUT_REQUIRED_METHODS, METHODS, Call, validate_params
 from mcpforms.protocol.offering import Offering
 from mcpforms.protocol.reply import ACCEPTED, Reply
 from mcpforms.protocol.state import ANONYMOUS, principal_for
@@ -74,7 +70,7 @@ def _answer(
     method = METHODS.get(message.method)
     if method is None or not method.served(server):
         raise method_not_found(message.method)
-    _validate_params(message, envelope.protocol_version)
+    validate_params(message, envelope.protocol_version)
     principal = principal_for(user)
     call = Call(server, message, envelope, user, principal, notify, headers)
     result = method.run(call)
@@ -95,18 +91,3 @@ def _answer(
         ttl_ms=conf.CACHE_TTL_MS,
         cache_scope="public" if public else "private",
     )
-
-
-def _validate_params(message: Message, version: str) -> None:
-    """Check the params against the revision's schema (mcp_types), or raise -32602."""
-    params = message.params
-    if "inputResponses" in params:
-        # Entries under unknown keys must be ignored (spec §6.4), whatever their shape, so they are
-        # checked by the core and the handler rather than by the schema.
-        params = {key: value for key, value in params.items() if key != "inputResponses"}
-    try:
-        validate_client_request(message.method, version, params)
-    except ValidationError as error:
-        first = error.errors()[0]
-        where = ".".join(str(part) for part in first["loc"][1:3] if part != "params") or "params"
-        raise invalid_params(f"Invalid params: {where}: {first['msg']}") from None

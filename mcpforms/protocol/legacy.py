@@ -12,15 +12,12 @@ what that produces joins the stream, which the client reads back with ``GET`` an
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from mcp_types.methods import validate_client_request
-from pydantic import ValidationError
-
 from mcpforms.conf import conf
-from mcpforms.protocol.context import LOG_LEVELS
+from mcpforms.protocol.context import LOG_LEVELS, Notify
 from mcpforms.protocol.envelope import Envelope
 from mcpforms.protocol.errors import (
     INTERNAL_ERROR,
@@ -31,7 +28,7 @@ from mcpforms.protocol.errors import (
     method_not_found,
 )
 from mcpforms.protocol.jsonrpc import Message, error_response, read_message, readable_id, result_response
-from mcpforms.protocol.methods import INPUT_REQUIRED_METHODS, METHODS, Call
+from mcpforms.protocol.methods import INPUT_REQUIRED_METHODS, METHODS, Call, validate_params
 from mcpforms.protocol.offering import Offering
 from mcpforms.protocol.reply import ACCEPTED, Reply
 from mcpforms.protocol.sessions import Event, PendingCall, Session, SessionStore, new_id
@@ -67,7 +64,7 @@ def handle(
     *,
     headers: Mapping[str, str] | None,
     user: Any,
-    notify: Callable[[dict[str, Any]], None] | None,
+    notify: Notify | None,
     sessions: SessionStore,
 ) -> Reply:
     """Answer one decoded 2025-era message; never raises."""
@@ -91,7 +88,7 @@ def handle(
         if message.method in ("resources/subscribe", "resources/unsubscribe"):
             # Accepted and forgotten: updates would travel on the standalone stream, which this server
             # does not offer (a worker per listening client), so it never advertises `subscribe`.
-            _validate(message, session.version)
+            validate_params(message, session.version)
             return Reply(200, result_response(message.id, {}))
         if message.method == "logging/setLevel":
             level = message.params.get("level")
@@ -104,12 +101,12 @@ def handle(
         return Reply(_http(error), error_response(request_id, error))
     except Exception:
         logger.exception("MCP request %r failed", request_id)
-        return Reply(200, error_response(request_id, ProtocolError(INTERNAL_ERROR, "Internal error")))
+        return Reply(200, error_response(request_id, INTERNAL))
 
 
 def _initialize(server: Offering, message: Message, user: Any, sessions: SessionStore) -> Reply:
     assert message.id is not None
-    _validate(message, LEGACY_VERSIONS[0])
+    validate_params(message, LEGACY_VERSIONS[0])
     requested = message.params.get("protocolVersion")
     # Spec §9.3: an unknown version (2026-07-28 included, which initialize never negotiates) gets a
     # counter-offer of the newest 2025 version, which the client accepts or not.
@@ -123,10 +120,9 @@ def _initialize(server: Offering, message: Message, user: Any, sessions: Session
         principal=principal_for(user),
     )
     sessions.create(session)
-    capabilities = {key: value for key, value in server.capabilities().items() if key != "extensions"}
-    capabilities["logging"] = {}
-    if server.extensions:
-        capabilities["extensions"] = {name: dict(value) for name, value in server.extensions.items()}
+    capabilities = server.capabilities() | {"logging": {}}
+    if not capabilities["extensions"]:
+        del capabilities["extensions"]
     result: dict[str, Any] = {
         "protocolVersion": version,
         "capabilities": capabilities,
@@ -154,14 +150,14 @@ def _request(
     session: Session,
     headers: Mapping[str, str] | None,
     user: Any,
-    notify: Callable[[dict[str, Any]], None] | None,
+    notify: Notify | None,
     sessions: SessionStore,
 ) -> Reply:
     assert message.id is not None
     method = METHODS.get(message.method)
     if method is None or message.method not in LEGACY_METHODS or not method.served(server):
         raise method_not_found(message.method)
-    _validate(message, session.version)
+    validate_params(message, session.version)
     result = _run(server, message, session, headers, user, notify)
     if result.get("resultType") == "input_required" and message.method in INPUT_REQUIRED_METHODS:
         call = PendingCall(
@@ -181,7 +177,7 @@ def _run(
     session: Session,
     headers: Mapping[str, str] | None,
     user: Any,
-    notify: Callable[[dict[str, Any]], None] | None,
+    notify: Notify | None,
 ) -> dict[str, Any]:
     """Run the method as a 2026 handler would see it: the session stands in for the envelope."""
     meta = message.params.get("_meta")
@@ -199,7 +195,7 @@ def _run(
     result = METHODS[message.method].run(call)
     if not isinstance(result, Mapping):
         logger.error("The %s handler returned %r instead of a dict", message.method, type(result))
-        raise ProtocolError(INTERNAL_ERROR, "Internal error")
+        raise INTERNAL
     return dict(result)
 
 
@@ -394,14 +390,3 @@ _NO_STANDALONE = (
 
 def _http(error: ProtocolError) -> int:
     return error.status if isinstance(error, SessionError) else http_status(error.code)
-
-
-def _validate(message: Message, version: str) -> None:
-    try:
-        validate_client_request(message.method, version, message.params)
-    except KeyError:
-        raise method_not_found(message.method) from None
-    except ValidationError as error:
-        first = error.errors()[0]
-        where = ".".join(str(part) for part in first["loc"][1:3] if part != "params") or "params"
-        raise invalid_params(f"Invalid params: {where}: {first['msg']}") from None

@@ -10,10 +10,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from mcp_types.methods import validate_client_request
+from pydantic import ValidationError
+
 from mcpforms.conf import conf
 from mcpforms.protocol.context import Notify, RequestContext
 from mcpforms.protocol.envelope import Envelope
-from mcpforms.protocol.errors import ToolError, invalid_params, invalid_state
+from mcpforms.protocol.errors import ToolError, invalid_params, invalid_state, method_not_found
 from mcpforms.protocol.jsonrpc import Message
 from mcpforms.protocol.offering import Offering
 from mcpforms.protocol.pagination import page
@@ -220,6 +223,24 @@ def complete(call: Call) -> dict[str, Any]:
             "hasMore": len(values) > MAX_COMPLETIONS,
         }
     }
+
+
+def validate_params(message: Message, version: str) -> None:
+    """Check the params against the revision's schema (mcp_types): -32601 for a method the revision
+    lacks, -32602 for bad params. Used by both eras."""
+    params = message.params
+    if "inputResponses" in params:
+        # Entries under unknown keys must be ignored (spec §6.4), whatever their shape, so they are
+        # checked by the core and the handler rather than by the schema.
+        params = {key: value for key, value in params.items() if key != "inputResponses"}
+    try:
+        validate_client_request(message.method, version, params)
+    except KeyError:
+        raise method_not_found(message.method) from None
+    except ValidationError as error:
+        first = error.errors()[0]
+        where = ".".join(str(part) for part in first["loc"][1:3] if part != "params") or "params"
+        raise invalid_params(f"Invalid params: {where}: {first['msg']}") from None
 
 
 @dataclass(frozen=True)
