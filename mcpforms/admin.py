@@ -13,6 +13,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.utils.html import format_html
 
+from mcpforms.conf import conf
 from mcpforms.definitions import definition_form_class
 from mcpforms.field_rows import DefinitionError, auto_field
 from mcpforms.models import FieldDefinition, FormDefinition, Submission
@@ -63,9 +64,18 @@ class FieldDefinitionInline(FieldDefinitionTabularInline):
         "placeholder",
     ]
 
+    def get_max_num(self, request: HttpRequest, obj: FormDefinition | None = None, **kwargs: Any) -> int:
+        # A form with more fields would never be offered as a tool (mcpforms.tools.check_convertible).
+        return conf.MAX_FORM_FIELDS
+
     def get_formset(self, request: HttpRequest, obj: FormDefinition | None = None, **kwargs: Any) -> Any:
         # A form without fields would be a tool that asks nothing; the admin does not enforce min_num itself.
-        return super().get_formset(request, obj, validate_min=True, **kwargs)
+        formset = super().get_formset(request, obj, validate_min=True, validate_max=True, **kwargs)
+        formset.default_error_messages = {
+            "too_many_forms": "A form may have at most %(num)d fields (MCPFORMS['MAX_FORM_FIELDS']); "
+            "assistants are never offered a larger one."
+        }
+        return formset
 
 
 class FormDefinitionForm(FormDefinitionModelForm):

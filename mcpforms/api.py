@@ -180,10 +180,19 @@ def _serve(server: Server, request: HttpRequest) -> HttpResponseBase:
         # A cross-site HTML form can POST text/plain or form-encoded bodies without a preflight; an MCP
         # client always sends JSON (2025-11-25 and 2026-07-28 Streamable HTTP).
         return _refusal(415, f"Unsupported Media Type: the body must be {JSON}")
+    limit = conf.MAX_BODY_BYTES
+    too_large = f"Request body too large: more than {limit} bytes (MCPFORMS['MAX_BODY_BYTES'])"
+    declared = str(request.META.get("CONTENT_LENGTH") or "")
+    if declared.isdecimal() and int(declared) > limit:
+        return _refusal(413, too_large)  # refused before a byte of it is read
     try:
-        payload = decode(request.body)
+        body = request.body
     except RequestDataTooBig:
         return _refusal(413, "Request body too large (DATA_UPLOAD_MAX_MEMORY_SIZE)")
+    if len(body) > limit:
+        return _refusal(413, too_large)  # a chunked body, which declares no length
+    try:
+        payload = decode(body)
     except ProtocolError as error:
         return _json(Reply(400, error_response(None, error)))
     if _may_notify(payload, headers):

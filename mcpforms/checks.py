@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -242,6 +243,68 @@ def check_url_mode_settings(
                 "MCPFORMS['BASE_URL'] is set but the URL-mode page is not in the URLconf.",
                 hint='Add path("mcpforms/", include("mcpforms.urls")) to your urls.',
                 id="mcpforms.W202",
+            )
+        )
+    return messages
+
+
+# Limits on what a client may send (mcpforms.api, mcpforms.protocol, mcpforms.tools) ----------------------
+
+LIMITS = (
+    "MAX_BODY_BYTES",
+    "MAX_JSON_DEPTH",
+    "MAX_STRING_LENGTH",
+    "MAX_FORM_FIELDS",
+    "MAX_ROUNDS",
+    "MAX_STATE_BYTES",
+)
+# Below this, a client's own capabilities (_meta, clientCapabilities, extensions, a list in them) nest
+# too deep to arrive.
+MIN_JSON_DEPTH = 16
+
+
+@register(Tags.security)
+def check_limits(app_configs: Sequence[AppConfig] | None = None, **kwargs: Any) -> list[CheckMessage]:
+    """Each limit is a positive integer, the depth one Python can recurse through, and a requestState the
+    server mints can come back: it fits in one string and in one body."""
+    configured = user_settings()
+    if not isinstance(configured, dict):
+        return []  # mcpforms.E001 already says so
+    messages: list[CheckMessage] = []
+    limits = {name: configured.get(name, DEFAULTS[name]) for name in LIMITS}
+    for name, value in limits.items():
+        if not _is_positive_int(value):
+            messages.append(
+                Error(
+                    f"MCPFORMS[{name!r}] must be a positive integer, not {value!r}.",
+                    hint=f"Remove it to use the default, {DEFAULTS[name]!r}.",
+                    id="mcpforms.E011",
+                )
+            )
+    if messages:
+        return messages
+    # Half the recursion limit: the rest is for the request's own frames and every recursion after the
+    # edge (validation, the arguments' digest, storing answers) over the same document.
+    deepest = sys.getrecursionlimit() // 2
+    depth = limits["MAX_JSON_DEPTH"]
+    if not MIN_JSON_DEPTH <= depth <= deepest:
+        messages.append(
+            Error(
+                f"MCPFORMS['MAX_JSON_DEPTH'] is {depth}; it must be between {MIN_JSON_DEPTH} and {deepest}.",
+                hint="Deeper documents would exhaust Python's recursion limit; shallower ones could not "
+                "carry a client's capabilities. The default is 64.",
+                id="mcpforms.E012",
+            )
+        )
+    state = limits["MAX_STATE_BYTES"]
+    room = min(limits["MAX_STRING_LENGTH"], limits["MAX_BODY_BYTES"])
+    if state > room:
+        messages.append(
+            Error(
+                f"MCPFORMS['MAX_STATE_BYTES'] is {state}, more than MAX_STRING_LENGTH or MAX_BODY_BYTES "
+                f"allow ({room}): a requestState that long would be refused when the client echoes it.",
+                hint="Keep MAX_STATE_BYTES at most MAX_STRING_LENGTH and well under MAX_BODY_BYTES.",
+                id="mcpforms.E013",
             )
         )
     return messages

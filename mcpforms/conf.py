@@ -43,6 +43,21 @@ DEFAULTS: dict[str, Any] = {
     # Seconds a 2025-era session lives; a client told 404 afterwards opens a new one, as the spec says.
     "SESSION_MAX_AGE": 86400,
     "RETRY_MS": 1000,
+    # Limits on what a client may send (and make the server carry), each refused with a clear answer.
+    # A request body: far above any MCP message, far below what would let one request exhaust memory.
+    "MAX_BODY_BYTES": 1024 * 1024,
+    # Nesting of a request's JSON: deeper than any MCP message needs, shallow enough for every recursion
+    # after the edge (validation, digests, storage) to stay far from Python's recursion limit.
+    "MAX_JSON_DEPTH": 64,
+    # Characters in any one JSON string of a request, keys included: a long textarea answer or a
+    # requestState (MAX_STATE_BYTES) fits, a string that only wastes memory and CPU does not.
+    "MAX_STRING_LENGTH": 100_000,
+    # Fields of one form tool: a form an assistant can walk a person through, and a bounded schema.
+    "MAX_FORM_FIELDS": 100,
+    # Rounds one flow may ask before the tool gives up: a client answering badly forever stops somewhere.
+    "MAX_ROUNDS": 20,
+    # Size of a requestState, minted or echoed: the answers it carries travel in every later request.
+    "MAX_STATE_BYTES": 64 * 1024,
 }
 
 
@@ -149,6 +164,36 @@ class Conf:
     @property
     def RETRY_MS(self) -> int:
         value: int = self._get("RETRY_MS")
+        return value
+
+    @property
+    def MAX_BODY_BYTES(self) -> int:
+        value: int = self._get("MAX_BODY_BYTES")
+        return value
+
+    @property
+    def MAX_JSON_DEPTH(self) -> int:
+        value: int = self._get("MAX_JSON_DEPTH")
+        return value
+
+    @property
+    def MAX_STRING_LENGTH(self) -> int:
+        value: int = self._get("MAX_STRING_LENGTH")
+        return value
+
+    @property
+    def MAX_FORM_FIELDS(self) -> int:
+        value: int = self._get("MAX_FORM_FIELDS")
+        return value
+
+    @property
+    def MAX_ROUNDS(self) -> int:
+        value: int = self._get("MAX_ROUNDS")
+        return value
+
+    @property
+    def MAX_STATE_BYTES(self) -> int:
+        value: int = self._get("MAX_STATE_BYTES")
         return value
 
 

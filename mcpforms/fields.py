@@ -107,6 +107,15 @@ class FormConversionError(Exception):
     """A form field has no mapping, or cannot be offered as it is."""
 
 
+def too_many_fields(count: int) -> str | None:
+    """Say why a form of ``count`` fields cannot be offered, or None when it can: past ``MAX_FORM_FIELDS``
+    it is more than a person is walked through, and its schema grows without bound."""
+    limit = conf.MAX_FORM_FIELDS
+    if count <= limit:
+        return None
+    return f"{count} fields, more than the {limit} a form may have (MCPFORMS['MAX_FORM_FIELDS'])"
+
+
 # A converter reads one Django form field and returns the AutoFormField attributes specific to its kind.
 Converter = Callable[[forms.Field], dict[str, Any]]
 

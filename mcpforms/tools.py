@@ -36,6 +36,7 @@ from mcpforms.fields import (
     fields_for_form,
     form_fields,
     secret_names,
+    too_many_fields,
 )
 from mcpforms.flow import ASK_MODES, PATHS, Ask, Path
 from mcpforms.protocol.context import RequestContext
@@ -70,8 +71,11 @@ def check_name(name: str, *, kind: str) -> None:
 
 
 def check_convertible(form_class: type[forms.BaseForm]) -> None:
-    """Raise ``RegistrationError`` when a declared field has no mapping (without instantiating the form)."""
+    """Raise ``RegistrationError`` when the form has too many fields or a declared field has no mapping
+    (without instantiating the form)."""
     declared: dict[str, forms.Field] = getattr(form_class, "base_fields", {})  # set by the form metaclass
+    if problem := too_many_fields(len(declared)):
+        raise RegistrationError(f"{form_class.__name__} has {problem}; split the form or raise the limit.")
     for name, form_field in declared.items():
         if _converter_for(type(form_field)) is None:
             raise RegistrationError(

@@ -127,6 +127,7 @@ def ask_page(
     if not isinstance(base, str) or not base:
         logger.warning("URL-mode elicitation for %r needs MCPFORMS['BASE_URL'] to build its link", tool.name)
         return error_result(f"The {tool.title} form needs a web page, but this server has no address for it.")
+    reused = elicitation is not None
     if elicitation is None:
         # Rows a retry can no longer reach (its requestState expired) are pruned as new ones come.
         horizon = max(conf.STATE_MAX_AGE, conf.URL_MODE_MAX_AGE)
@@ -149,7 +150,8 @@ def ask_page(
     except NoReverseMatch:
         logger.warning("URL-mode elicitation needs mcpforms.urls in the URLconf (namespace 'mcpforms_ui')")
         return error_result(f"The {tool.title} form needs a web page, but this server does not serve it.")
-    state = ctx.mint_state(answers={}, pending=[f"{PENDING_PREFIX}{elicitation.pk}"])
+    # The same page asked again (the user has not submitted it yet) is no new round.
+    state = ctx.mint_state(answers={}, pending=[f"{PENDING_PREFIX}{elicitation.pk}"], again=reused)
     return {
         "resultType": "input_required",
         "inputRequests": {

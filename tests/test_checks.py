@@ -134,3 +134,71 @@ def test_every_check_id_is_used_once_and_documented():
     assert len(ids) == len(set(ids)) > 10, sorted(ids)
     readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
     assert [check_id for check_id in ids if f"`{check_id}`" not in readme] == []
+
+
+# Limits --------------------------------------------------------------------------------------------------
+
+
+def limit_ids(**configured):
+    from mcpforms.checks import check_limits
+
+    with override_settings(MCPFORMS=configured):
+        return ids(check_limits())
+
+
+def test_limit_defaults_and_a_valid_configuration_pass():
+    assert limit_ids() == []
+    small = {
+        "MAX_BODY_BYTES": 10_000,
+        "MAX_JSON_DEPTH": 16,
+        "MAX_STRING_LENGTH": 5_000,
+        "MAX_FORM_FIELDS": 1,
+        "MAX_ROUNDS": 1,
+        "MAX_STATE_BYTES": 5_000,
+    }
+    assert limit_ids(**small) == []
+
+
+@pytest.mark.parametrize("value", [0, -5, "64", 1.5, True, None])
+@pytest.mark.parametrize("name", checks.LIMITS)
+def test_e011_limits_are_positive_integers(name, value):
+    assert limit_ids(**{name: value}) == ["mcpforms.E011"]
+
+
+def test_e012_json_depth_within_what_python_can_recurse_through():
+    deepest = sys.getrecursionlimit() // 2
+    assert limit_ids(MAX_JSON_DEPTH=checks.MIN_JSON_DEPTH) == []
+    assert limit_ids(MAX_JSON_DEPTH=checks.MIN_JSON_DEPTH - 1) == ["mcpforms.E012"]
+    assert limit_ids(MAX_JSON_DEPTH=deepest) == []
+    assert limit_ids(MAX_JSON_DEPTH=deepest + 1) == ["mcpforms.E012"]
+
+
+@pytest.mark.parametrize(
+    ("configured", "expected"),
+    [
+        ({"MAX_STATE_BYTES": 5_000, "MAX_STRING_LENGTH": 5_000}, []),
+        ({"MAX_STATE_BYTES": 5_001, "MAX_STRING_LENGTH": 5_000}, ["mcpforms.E013"]),
+        ({"MAX_STATE_BYTES": 5_000, "MAX_BODY_BYTES": 5_000}, []),
+        ({"MAX_STATE_BYTES": 5_001, "MAX_BODY_BYTES": 5_000}, ["mcpforms.E013"]),
+        ({"MAX_STATE_BYTES": 200_000}, ["mcpforms.E013"]),  # longer than the default string
+    ],
+)
+def test_e013_a_state_the_server_mints_can_come_back(configured, expected):
+    assert limit_ids(**configured) == expected
+
+
+def test_manage_py_check_fails_on_a_nonsense_limit(tmp_path):
+    """The limits' check is registered with Django too."""
+    (tmp_path / "bad_limits.py").write_text(
+        "from tests.settings import *\nMCPFORMS = {'MAX_JSON_DEPTH': 100_000}\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-m", "django", "check"],
+        cwd=ROOT,
+        env={"PYTHONPATH": f"{tmp_path}:{ROOT}", "DJANGO_SETTINGS_MODULE": "bad_limits", "PATH": ""},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 1
+    assert "mcpforms.E012" in result.stderr

@@ -58,20 +58,26 @@ class RequestContext:
         answers: Mapping[str, Any],
         pending: Iterable[str] = (),
         version: str | None = None,
+        again: bool = False,
     ) -> str:
         """Sign a requestState for the next round, bound to this call, its arguments and its principal.
 
-        ``answers`` travel signed but readable: never put a secret in them.
+        ``answers`` travel signed but readable: never put a secret in them. Each round counts against
+        ``MAX_ROUNDS`` unless it is this one asked ``again`` unchanged (a page the user is still on);
+        past the limit, or when the token would be too large, this raises ``StateLimit``, a ``ToolError``.
         """
+        state = self.request_state
+        rounds = 1 if state is None else state.rounds + (0 if again else 1)
         return dump_state(
             tool=self.binding,
             arguments=self.arguments,
             principal=self.principal,
             # A later round stays in the flow it continues; a first round (or a stale one) starts one.
-            flow=self.request_state.flow if self.request_state is not None else None,
+            flow=state.flow if state is not None else None,
             answers=answers,
             pending=pending,
             version=self.state_version if version is None else version,
+            rounds=rounds,
         )
 
     def log(self, level: str, data: Any, *, logger: str | None = None) -> None:

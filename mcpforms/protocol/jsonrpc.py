@@ -6,6 +6,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from mcpforms.conf import conf
 from mcpforms.protocol.errors import INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR, ProtocolError
 
 RequestId = str | int
@@ -24,23 +25,20 @@ class Message:
         return self.id is None
 
 
-# Deeper than any MCP message needs, shallow enough that nothing after the edge can run out of stack.
-MAX_DEPTH = 64
-
-
 def decode(body: bytes | str) -> Any:
     """Parse a body as strict JSON and check its text; raise -32700 when it is not (spec §8.9 rung 3).
 
     Strict: no NaN or Infinity, which are not JSON and could not be written back; no lone surrogate,
-    which is no Unicode text and could be neither stored nor echoed; no NUL in a string, which
-    PostgreSQL cannot store; nothing nested deeper than ``MAX_DEPTH``.
+    which is no Unicode text and could be neither stored nor echoed; nothing nested deeper than
+    ``MAX_JSON_DEPTH``. Valid JSON that no request needs is -32602: a NUL in a string, which PostgreSQL
+    cannot store, and a string (a key too) longer than ``MAX_STRING_LENGTH`` characters.
     """
     try:
         payload = json.loads(body, parse_constant=_no_constant)
     except (ValueError, RecursionError):
         # ValueError covers bad UTF-8, bad JSON and NaN; RecursionError a pathologically nested document.
         raise ProtocolError(PARSE_ERROR, "Parse error: the body is not JSON") from None
-    _check_text(payload)
+    _check_text(payload, max_depth=conf.MAX_JSON_DEPTH, max_length=conf.MAX_STRING_LENGTH)
     return payload
 
 
@@ -48,23 +46,23 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
-def _check_text(payload: Any) -> None:
+def _check_text(payload: Any, *, max_depth: int, max_length: int) -> None:
     pending: list[tuple[Any, int]] = [(payload, 1)]
     while pending:
         value, depth = pending.pop()
-        if depth > MAX_DEPTH:
-            raise ProtocolError(PARSE_ERROR, f"Parse error: the body nests deeper than {MAX_DEPTH} levels")
+        if depth > max_depth:
+            raise ProtocolError(PARSE_ERROR, f"Parse error: the body nests deeper than {max_depth} levels")
         if isinstance(value, str):
-            _check_string(value)
+            _check_string(value, max_length)
         elif isinstance(value, dict):
             for key, item in value.items():
-                _check_string(key)
+                _check_string(key, max_length)
                 pending.append((item, depth + 1))
         elif isinstance(value, list):
             pending.extend((item, depth + 1) for item in value)
 
 
-def _check_string(text: str) -> None:
+def _check_string(text: str, max_length: int) -> None:
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
@@ -73,6 +71,12 @@ def _check_string(text: str) -> None:
         ) from None
     if "\x00" in text:
         raise ProtocolError(INVALID_PARAMS, "Invalid params: a string holds a NUL character (\\u0000)")
+    if len(text) > max_length:
+        raise ProtocolError(
+            INVALID_PARAMS,
+            f"Invalid params: a string is longer than {max_length} characters "
+            "(MCPFORMS['MAX_STRING_LENGTH'])",
+        )
 
 
 def encode(payload: Any) -> bytes:

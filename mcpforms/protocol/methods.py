@@ -22,7 +22,7 @@ from mcpforms.protocol.offering import Offering
 from mcpforms.protocol.pagination import page
 from mcpforms.protocol.param_headers import check_param_headers
 from mcpforms.protocol.primitives import Prompt, Resource, ResourceTemplate, Tool
-from mcpforms.protocol.state import InvalidState, StaleState, load_state
+from mcpforms.protocol.state import InvalidState, StaleState, StateLimit, load_state
 from mcpforms.protocol.versions import SUPPORTED_VERSIONS
 
 # Spec §6.1: the only methods whose result may be input_required.
@@ -170,7 +170,11 @@ def get_prompt(call: Call) -> dict[str, Any]:
     if missing := [arg for arg in prompt.required_arguments if arg not in arguments]:
         raise invalid_params(f"Prompt {name!r} is missing required arguments: {', '.join(missing)}")
     ctx = _context(call, binding=f"prompt:{name}", arguments=arguments, state_version=None)
-    return prompt.handler(ctx, arguments)
+    try:
+        return prompt.handler(ctx, arguments)
+    except StateLimit as error:
+        # A prompt (or a resource) has no isError result: a flow past its limits is the caller's error.
+        raise invalid_params(str(error)) from None
 
 
 def _find_resource(call: Call, uri: str) -> tuple[Resource | None, ResourceTemplate | None, dict[str, str]]:
@@ -191,10 +195,13 @@ def read_resource(call: Call) -> dict[str, Any]:
         # -32602 with the uri, never an empty `contents` (SEP-2164; -32002 is retired, spec §10).
         raise invalid_params("Resource not found", {"uri": uri})
     ctx = _context(call, binding=f"resource:{uri}", arguments={}, state_version=None)
-    if resource is not None:
-        return resource.handler(ctx, uri)
-    assert template is not None
-    return template.handler(ctx, uri, variables)
+    try:
+        if resource is not None:
+            return resource.handler(ctx, uri)
+        assert template is not None
+        return template.handler(ctx, uri, variables)
+    except StateLimit as error:
+        raise invalid_params(str(error)) from None
 
 
 def complete(call: Call) -> dict[str, Any]:

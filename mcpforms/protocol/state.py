@@ -21,6 +21,7 @@ from typing import Any
 from django.utils.crypto import salted_hmac
 
 from mcpforms.conf import conf
+from mcpforms.protocol.errors import ToolError, invalid_params
 from mcpforms.protocol.tokens import InvalidToken, sign, signing_keys, unsign
 
 logger = logging.getLogger(__name__)
@@ -34,6 +35,11 @@ class InvalidState(InvalidToken):
     """A requestState that is tampered, truncated, expired or bound to something else."""
 
     message = "Invalid or expired requestState"
+
+
+class StateLimit(ToolError):
+    """A requestState that may not be minted: the flow asked ``MAX_ROUNDS`` times already, or its answers
+    would make the token longer than ``MAX_STATE_BYTES``. The text is for the model; nothing was run."""
 
 
 class StaleState(InvalidState):
@@ -56,6 +62,8 @@ class RequestState:
     answers: dict[str, Any]
     pending: tuple[str, ...]
     version: str | None = None
+    # How many times the flow has asked so far, this state's round included (MAX_ROUNDS).
+    rounds: int = 1
 
 
 def principal_for(user: Any) -> str:
@@ -85,9 +93,20 @@ def dump_state(
     pending: Iterable[str] = (),
     version: str | None = None,
     flow: str | None = None,
+    rounds: int = 1,
 ) -> str:
     """Mint a token carrying the answers so far and the names still pending, for the flow ``flow`` (a
-    new one when None)."""
+    new one when None) in its round ``rounds``.
+
+    Raise ``StateLimit`` rather than mint a token the flow may not go on with: past ``MAX_ROUNDS``, or
+    longer than ``MAX_STATE_BYTES``, which ``load_state`` would refuse.
+    """
+    most, largest = conf.MAX_ROUNDS, conf.MAX_STATE_BYTES
+    if rounds > most:
+        raise StateLimit(
+            f"The user was asked {most} times without completing this, the most one flow may take "
+            "(MCPFORMS['MAX_ROUNDS']); nothing was submitted. Start over: call again without requestState."
+        )
     payload = {
         "tool": tool,
         "args": arguments_digest(arguments),
@@ -97,14 +116,31 @@ def dump_state(
         "answers": dict(answers),
         "pending": list(pending),
         "version": version,
+        "rounds": rounds,
     }
-    return sign(payload, salt=SALT)
+    token = sign(payload, salt=SALT)
+    if len(token) > largest:
+        raise StateLimit(
+            f"The answers are too large to carry to the next round: their requestState would be {len(token)} "
+            f"bytes, more than {largest} (MCPFORMS['MAX_STATE_BYTES']). Nothing was submitted; call again "
+            "with shorter values."
+        )
+    return token
 
 
 def load_state(
     token: Any, *, tool: str, arguments: Any, principal: str, version: str | None = None
 ) -> RequestState:
-    """Verify a token echoed by the client against this call; raise ``InvalidState`` otherwise."""
+    """Verify a token echoed by the client against this call; raise ``InvalidState`` otherwise.
+
+    A token longer than ``MAX_STATE_BYTES`` is -32602 before any signature is computed over it: no
+    token this server mints is that long.
+    """
+    limit = conf.MAX_STATE_BYTES
+    if isinstance(token, str) and len(token.encode("utf-8", "surrogatepass")) > limit:
+        raise invalid_params(
+            f"Invalid params: requestState is longer than {limit} bytes (MCPFORMS['MAX_STATE_BYTES'])"
+        )
     try:
         try:
             payload = unsign(token, salt=SALT, max_age=conf.STATE_MAX_AGE)
@@ -132,11 +168,13 @@ def _verified(
         raise StaleState("minted for another version")
     answers, pending, issued_at = payload.get("answers"), payload.get("pending"), payload.get("iat")
     flow = payload.get("flow")
+    rounds = payload.get("rounds")
     if (
         not isinstance(answers, dict)
         or not isinstance(pending, list)
         or not isinstance(issued_at, int)
         or not isinstance(flow, str)
+        or not isinstance(rounds, int)
     ):
         raise InvalidState("malformed payload")
     return RequestState(
@@ -147,4 +185,5 @@ def _verified(
         answers=answers,
         pending=tuple(str(name) for name in pending),
         version=version,
+        rounds=rounds,
     )

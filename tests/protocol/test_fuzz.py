@@ -7,6 +7,7 @@ The conformance fixtures serve as the tools under attack, so their handlers are 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from typing import Any
 
 from django.http import HttpResponse, StreamingHttpResponse
@@ -17,6 +18,9 @@ from hypothesis import strategies as st
 from mcp_types.methods import validate_server_result
 
 from mcpforms.api import serve
+from mcpforms.conf import conf
+from mcpforms.protocol.errors import INVALID_PARAMS, PARSE_ERROR, ProtocolError
+from mcpforms.protocol.jsonrpc import decode
 from tests.conformance.fixtures import server
 
 VERSION = "2026-07-28"
@@ -114,9 +118,102 @@ messages = st.fixed_dictionaries(
         "params": mostly(params, json_values),
     },
 ).map(lambda message: {key: value for key, value in message.items() if value is not None})
+
+# Hostile JSON text that json.dumps never writes, spliced into an otherwise valid message where a value
+# (or, for a string, a key) goes. Each comes with the error code decode() answers it with, None for text
+# that is JSON the endpoint must take in its stride.
+MARKER = "__hostile__"
+STRINGS: list[tuple[str, int | None]] = [
+    ('"\\udfff"', PARSE_ERROR),
+    ('"a\\ud800b"', PARSE_ERROR),
+    ('"\\udc00\\ud800"', PARSE_ERROR),
+    ('"\\u0000"', INVALID_PARAMS),
+    ('"x\\u0000y"', INVALID_PARAMS),
+]
+NUMBERS: list[tuple[str, int | None]] = [
+    ("1" * 400, None),
+    ("-" + "9" * 400, None),
+    ("1" + "0" * 399 + ".5e-3", None),
+    ("1e400", None),
+    ("NaN", PARSE_ERROR),
+    ("Infinity", PARSE_ERROR),
+    ("-Infinity", PARSE_ERROR),
+]
+
+
+def marker_depth(value: Any, depth: int = 1) -> int | None:
+    """The level the marker sits at (the document is level 1), as decode() counts levels."""
+    if value == MARKER:
+        return depth
+    items: Iterable[tuple[Any, Any]]
+    if isinstance(value, dict):
+        items = value.items()
+    elif isinstance(value, list):
+        items = enumerate(value)
+    else:
+        return None
+    for key, item in items:
+        if key == MARKER:
+            return depth + 1
+        found = marker_depth(item, depth + 1)
+        if found is not None:
+            return found
+    return None
+
+
+def place(message: dict[str, Any], where: str, *, as_key: bool) -> dict[str, Any]:
+    """Put the marker in ``message``: as its id, an argument, the progress token, or a top-level member."""
+    params = message.get("params")
+    if where == "id" and not as_key:
+        return {**message, "id": MARKER}
+    if where == "argument" and isinstance(params, dict):
+        given = params.get("arguments")
+        arguments: dict[str, Any] = given if isinstance(given, dict) else {}
+        extra = {MARKER: 1} if as_key else {"x": MARKER}
+        return {**message, "params": {**params, "arguments": {**arguments, **extra}}}
+    if where == "meta" and isinstance(params, dict) and isinstance(params.get("_meta"), dict):
+        meta = {**params["_meta"], **({MARKER: 1} if as_key else {"progressToken": MARKER})}
+        return {**message, "params": {**params, "_meta": meta}}
+    return {**message, **({MARKER: 1} if as_key else {"x": MARKER})}
+
+
+@st.composite
+def hostile_bodies(draw: st.DrawFn) -> tuple[bytes, frozenset[int], str]:
+    """A message with one hostile text in it: the body, the codes decode() may answer it with (none: it
+    must not refuse it), and what the text is."""
+    as_key = draw(st.booleans())
+    message = place(draw(messages), draw(st.sampled_from(["id", "argument", "meta", "top"])), as_key=as_key)
+    depth = marker_depth(message)
+    assert depth is not None
+    kind = draw(
+        st.sampled_from(["string", "number", "nesting", "length"] if not as_key else ["string", "length"])
+    )
+    if kind == "string":
+        raw, code = draw(st.sampled_from(STRINGS))
+    elif kind == "number":
+        raw, code = draw(st.sampled_from(NUMBERS))
+    elif kind == "nesting":
+        # Lists whose innermost value sits just above, at, or just past MAX_JSON_DEPTH.
+        over = draw(st.sampled_from([-1, 0, 1]))
+        levels = conf.MAX_JSON_DEPTH - depth + over
+        raw, code = "[" * levels + "0" + "]" * levels, PARSE_ERROR if over > 0 else None
+    else:
+        over = draw(st.sampled_from([0, 1]))
+        raw, code = json.dumps("a" * (conf.MAX_STRING_LENGTH + over)), INVALID_PARAMS if over else None
+    body = json.dumps(message).replace(json.dumps(MARKER), raw, 1)
+    codes = {code} if code is not None else set()
+    try:
+        decode(json.dumps(message))
+    except ProtocolError as error:
+        codes.add(error.code)  # refused for something else too: either refusal may come first
+    return body.encode(), frozenset(codes), f"{kind} {raw[:20]}"
+
+
 bodies = mostly(
     messages.map(lambda message: json.dumps(message).encode()),
-    json_values.map(lambda value: json.dumps(value).encode()) | st.binary(max_size=40),
+    json_values.map(lambda value: json.dumps(value).encode())
+    | st.binary(max_size=40)
+    | hostile_bodies().map(lambda case: case[0]),
 )
 
 
@@ -191,6 +288,31 @@ def test_the_endpoint_always_answers_json_rpc(data: st.DataObject, body: bytes, 
     extra: dict[str, Any] = data.draw(headers(body))
     request = RequestFactory().generic(verb, "/mcp", body, content_type="application/json", **extra)
     assert_json_rpc(serve(server, request))
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data(), case=hostile_bodies())
+def test_hostile_json_inside_valid_messages_gets_a_clear_answer(
+    data: st.DataObject, case: tuple[bytes, frozenset[int], str]
+) -> None:
+    """Surrogates, NUL, NaN, huge numbers, deep nesting, long strings: refused by decode() with the right
+    code when they are not JSON the server can keep, served like any other value when they are."""
+    body, codes, what = case
+    event(what.split(" ")[0])
+    extra: dict[str, Any] = data.draw(headers(body))
+    extra.pop("HTTP_ORIGIN", None)  # the body is under test: let it past the Origin check
+    response = serve(server, RequestFactory().post("/mcp", body, content_type="application/json", **extra))
+    assert_json_rpc(response)
+    final = None
+    if isinstance(response, HttpResponse) and response.get("Content-Type") == "application/json":
+        final = json.loads(response.content)
+    error = final.get("error") if isinstance(final, dict) else None
+    if codes:
+        assert error is not None and error["code"] in codes, (what, final)
+        assert response.status_code == 400
+    elif error is not None:
+        # Whatever else is wrong with the message, it is not the text decode() had to let through.
+        assert not error["message"].startswith(("Parse error", "Invalid params: a string")), (what, final)
 
 
 # Answers shaped like the real ones (elicitation, sampling, roots) with arbitrary content inside.

@@ -4,6 +4,7 @@ import base64
 import hashlib
 import json
 import logging
+import secrets
 import time
 import zlib
 from types import SimpleNamespace
@@ -14,11 +15,13 @@ import pytest
 from django.core import signing
 from django.test import override_settings
 
+from mcpforms.protocol.errors import ProtocolError
 from mcpforms.protocol.state import (
     ANONYMOUS,
     SALT,
     InvalidState,
     StaleState,
+    StateLimit,
     arguments_digest,
     dump_state,
     load_state,
@@ -41,6 +44,27 @@ def test_round_trip():
     assert state.pending == ("plan",)
     assert state.version is None
     assert abs(state.issued_at - time.time()) < 60
+
+
+def test_the_round_travels_signed_and_none_is_minted_past_max_rounds():
+    assert load_state(mint(), **BINDING).rounds == 1
+    assert load_state(mint(rounds=3), **BINDING).rounds == 3
+    with override_settings(MCPFORMS={"MAX_ROUNDS": 3}):
+        assert load_state(mint(rounds=3), **BINDING).rounds == 3
+        with pytest.raises(StateLimit, match=r"asked 3 times .*MAX_ROUNDS"):
+            mint(rounds=4)
+
+
+def test_none_is_minted_longer_than_max_state_bytes_and_none_that_long_is_verified():
+    token = mint()
+    with override_settings(MCPFORMS={"MAX_STATE_BYTES": len(token)}):
+        assert load_state(token, **BINDING).answers == {"email": "ada@example.com"}
+    with override_settings(MCPFORMS={"MAX_STATE_BYTES": len(token) - 1}):
+        with pytest.raises(StateLimit, match="too large"):
+            mint(answers={"email": "ada@example.com", "padding": secrets.token_hex(1000)})
+        with pytest.raises(ProtocolError) as refused:
+            load_state(token, **BINDING)
+    assert refused.value.code == -32602
 
 
 def test_two_tokens_for_the_same_answers_are_two_flows_unless_one_continues_the_other():
@@ -250,6 +274,7 @@ def _well_formed(**overrides: Any) -> dict[str, Any]:
         "answers": {"email": "ada@example.com"},
         "pending": ["plan"],
         "version": None,
+        "rounds": 1,
     }
     return payload | overrides
 
@@ -294,6 +319,8 @@ def test_with_a_dedicated_state_key_a_token_signed_without_our_salt_is_refused()
         {"pending": "plan"},
         {"pending": {"plan": True}},
         {"pending": None},
+        {"rounds": "1"},
+        {"rounds": None},
     ],
 )
 def test_answers_or_pending_of_the_wrong_type_are_refused_even_when_signed(malformed):
