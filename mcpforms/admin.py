@@ -7,16 +7,17 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from django import forms
-from django.contrib import admin
+from django.contrib import admin, messages
 from django.core.exceptions import ValidationError
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
+from django.utils import timezone
 from django.utils.html import format_html
 
 from mcpforms.conf import conf
 from mcpforms.definitions import definition_form_class
 from mcpforms.field_rows import DefinitionError, auto_field
-from mcpforms.models import FieldDefinition, FormDefinition, Submission
+from mcpforms.models import AccessToken, FieldDefinition, FormDefinition, Submission
 from mcpforms.protocol.server import default_server
 from mcpforms.registry import registry_for
 from mcpforms.schema import form_schema
@@ -192,3 +193,53 @@ def _cell(value: Any) -> str:
     text = ", ".join(str(item) for item in value) if isinstance(value, list) else str(value)
     # Spreadsheets run a cell starting with one of these as a formula: user input must stay text.
     return "'" + text if text.startswith(("=", "+", "-", "@", "\t", "\r")) else text
+
+
+# Personal access tokens ----------------------------------------------------------------------------------
+
+if TYPE_CHECKING:
+    AccessTokenModelAdmin = admin.ModelAdmin[AccessToken]
+else:
+    AccessTokenModelAdmin = admin.ModelAdmin
+
+
+@admin.register(AccessToken)
+class AccessTokenAdmin(AccessTokenModelAdmin):
+    """Tokens are created here (the secret is shown once, in the confirmation message), renamed, given an
+    expiry, and revoked; a revoked token stays listed so its last use can still be read."""
+
+    list_display = ("name", "user", "shown", "created_at", "expires_at", "last_used_at", "status")
+    list_filter = (("revoked_at", admin.EmptyFieldListFilter),)
+    search_fields = ("name", "prefix", "user__username")
+    raw_id_fields = ("user",)
+    readonly_fields = ("shown", "created_at", "last_used_at", "revoked_at", "status")
+    actions = ["revoke"]
+
+    @admin.display(description="token")
+    def shown(self, token: AccessToken) -> str:
+        return f"{token.prefix}…" if token.prefix else "—"
+
+    @admin.display(description="status")
+    def status(self, token: AccessToken) -> str:
+        return token.status
+
+    def get_readonly_fields(self, request: HttpRequest, obj: AccessToken | None = None) -> Any:
+        # A token acts for the user it was made for: moving it to someone else would hand them a secret
+        # another person holds.
+        return self.readonly_fields + (("user",) if obj is not None else ())
+
+    def save_model(self, request: HttpRequest, obj: AccessToken, form: Any, change: bool) -> None:
+        raw = None if change else obj.new_secret()
+        super().save_model(request, obj, form, change)
+        if raw is not None:
+            self.message_user(
+                request,
+                f"The token for “{obj.name}” is {raw} — copy it now: it is stored only as a digest and "
+                "cannot be shown again.",
+                messages.WARNING,
+            )
+
+    @admin.action(description="Revoke the selected tokens")
+    def revoke(self, request: HttpRequest, queryset: QuerySet[AccessToken]) -> None:
+        revoked = queryset.filter(revoked_at__isnull=True).update(revoked_at=timezone.now())
+        self.message_user(request, f"Revoked {revoked} token(s).", messages.SUCCESS)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import queue
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from django.core.exceptions import DisallowedHost, RequestDataTooBig
@@ -21,7 +21,9 @@ from django.db import connections
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.http.response import HttpResponseBase
 from ninja import NinjaAPI
+from ninja.errors import HttpError
 
+from mcpforms.auth import Auth, authenticate, challenge, configured_auth
 from mcpforms.conf import conf
 from mcpforms.protocol import legacy
 from mcpforms.protocol.envelope import LOG_LEVEL_KEY
@@ -67,6 +69,12 @@ def _event(event: Event) -> bytes:
 def _refusal(status: int, message: str) -> HttpResponse:
     # No id: these refusals happen before the body is read (spec §1.3 allows an id-less error).
     return _json(Reply(status, error_response(None, ProtocolError(INVALID_REQUEST, message))))
+
+
+def _unauthorized(request: HttpRequest) -> str:
+    if "HTTP_AUTHORIZATION" in request.META:
+        return "Unauthorized: the credentials are unknown, expired or revoked"
+    return "Unauthorized: send an access token as 'Authorization: Bearer <token>'"
 
 
 def _origin_allowed(request: HttpRequest, host: str) -> bool:
@@ -145,16 +153,20 @@ def _streamed(server: Server, payload: Any, headers: dict[str, str], user: Any) 
     return response
 
 
-def serve(server: Server, request: HttpRequest) -> HttpResponseBase:
-    """Answer one HTTP request to the MCP endpoint of ``server``; a bug here is -32603, never a 500."""
+def serve(server: Server, request: HttpRequest, auth: Sequence[Auth] | None = None) -> HttpResponseBase:
+    """Answer one HTTP request to the MCP endpoint of ``server``; a bug here is -32603, never a 500.
+
+    ``auth`` lists the callables that tell who is calling (``mcpforms.auth``); None means the ones
+    ``MCPFORMS['AUTHENTICATION']`` names.
+    """
     try:
-        return _serve(server, request)
+        return _serve(server, request, configured_auth() if auth is None else auth)
     except Exception:
         logger.exception("The MCP endpoint failed")
         return _json(Reply(200, error_response(None, ProtocolError(INTERNAL_ERROR, "Internal error"))))
 
 
-def _serve(server: Server, request: HttpRequest) -> HttpResponseBase:
+def _serve(server: Server, request: HttpRequest, auth: Sequence[Auth]) -> HttpResponseBase:
     try:
         # get_host() is what enforces ALLOWED_HOSTS, the first defence against DNS rebinding (spec §8.6).
         host = request.get_host()
@@ -162,8 +174,15 @@ def _serve(server: Server, request: HttpRequest) -> HttpResponseBase:
         return _refusal(403, "Forbidden: this Host is not allowed")
     if not _origin_allowed(request, host):
         return _refusal(403, "Forbidden: this Origin is not allowed")
+    try:
+        user = authenticate(request, auth)
+    except HttpError as refusal:
+        return _refusal(refusal.status_code, str(refusal))
+    if user is None:
+        response = _refusal(401, _unauthorized(request))
+        response["WWW-Authenticate"] = challenge(request, auth)
+        return response
     headers = _mcp_headers(request)
-    user = getattr(request, "user", None)
     if request.method in ("GET", "DELETE") and headers.get(legacy.SESSION_HEADER):
         # The 2025 era's session operations: resume a call's stream, end the session.
         if request.method == "GET":
@@ -202,10 +221,14 @@ def _serve(server: Server, request: HttpRequest) -> HttpResponseBase:
     return _json(server.handle(payload, headers=headers, user=user))
 
 
-def build_api(server: Server | None = None, *, namespace: str = "mcpforms") -> NinjaAPI:
+def build_api(
+    server: Server | None = None, *, namespace: str = "mcpforms", auth: Sequence[Auth] | None = None
+) -> NinjaAPI:
     """Return a NinjaAPI serving ``server`` (the default one if None) at the root of where it is mounted.
 
-    A second endpoint (another server) needs its own ``namespace``.
+    A second endpoint (another server) needs its own ``namespace``. ``auth`` replaces the callables
+    ``MCPFORMS['AUTHENTICATION']`` names, for this endpoint only; they run inside the endpoint, after the
+    Host and Origin checks, so that every refusal is a JSON-RPC body.
     """
     api = NinjaAPI(
         title="MCP",
@@ -216,7 +239,7 @@ def build_api(server: Server | None = None, *, namespace: str = "mcpforms") -> N
 
     @api.api_operation(VERBS, "", include_in_schema=False)
     def mcp(request: HttpRequest) -> HttpResponseBase:
-        return serve(server or default_server, request)
+        return serve(server or default_server, request, auth)
 
     return api
 

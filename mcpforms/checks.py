@@ -308,3 +308,92 @@ def check_limits(app_configs: Sequence[AppConfig] | None = None, **kwargs: Any) 
             )
         )
     return messages
+
+
+# Who may call the endpoint (mcpforms.auth, mcpforms.oauth) -----------------------------------------------
+
+_OAUTH = "mcpforms.oauth.OAuth2Auth"
+
+
+@register(Tags.security)
+def check_auth_settings(app_configs: Sequence[AppConfig] | None = None, **kwargs: Any) -> list[CheckMessage]:
+    """The authentication methods import, anonymous access is said plainly, and OAuth is wired up."""
+    configured = user_settings()
+    if not isinstance(configured, dict):
+        return []  # mcpforms.E001 already says so
+    messages: list[CheckMessage] = []
+    methods = configured.get("AUTHENTICATION", DEFAULTS["AUTHENTICATION"])
+    broken = _unimportable(methods)
+    if broken is not None:
+        messages.append(
+            Error(
+                f"MCPFORMS['AUTHENTICATION'] must be a list of dotted paths to auth classes: {broken}.",
+                hint="e.g. ['mcpforms.auth.AccessTokenAuth', 'mcpforms.auth.SessionAuth'], and "
+                "'mcpforms.oauth.OAuth2Auth' with `pip install mcpforms[oauth]`.",
+                id="mcpforms.E301",
+            )
+        )
+    anonymous = configured.get("ALLOW_ANONYMOUS", False)
+    if not (
+        isinstance(anonymous, bool)
+        or (isinstance(anonymous, list | tuple) and all(isinstance(name, str) for name in anonymous))
+    ):
+        messages.append(
+            Error(
+                "MCPFORMS['ALLOW_ANONYMOUS'] must be True, False or a list of tool names, "
+                f"not {anonymous!r}.",
+                id="mcpforms.E302",
+            )
+        )
+    scopes = configured.get("OAUTH_SCOPES", [])
+    if not (isinstance(scopes, list | tuple) and all(isinstance(scope, str) and scope for scope in scopes)):
+        messages.append(
+            Error(
+                f"MCPFORMS['OAUTH_SCOPES'] must be a list of scope names, not {scopes!r}.", id="mcpforms.E303"
+            )
+        )
+    if broken is None and _OAUTH in methods:
+        messages += _oauth_wiring()
+    return messages
+
+
+def _unimportable(methods: object) -> str | None:
+    """What is wrong with the AUTHENTICATION value, or None."""
+    if not isinstance(methods, list | tuple) or not all(isinstance(path, str) for path in methods):
+        return f"got {methods!r}"
+    for path in methods:
+        try:
+            method = import_string(path)
+        except ImportError as error:
+            return f"{path!r} does not import ({error})"
+        if not callable(method):
+            return f"{path!r} is not a class"
+    return None
+
+
+def _oauth_wiring() -> list[CheckMessage]:
+    from django.urls import NoReverseMatch, reverse
+
+    from mcpforms.oauth import METADATA_URL_NAME
+
+    messages: list[CheckMessage] = []
+    if "oauth2_provider" not in settings.INSTALLED_APPS:
+        messages.append(
+            Error(
+                "mcpforms.oauth.OAuth2Auth needs django-oauth-toolkit's app: add 'oauth2_provider' to "
+                "INSTALLED_APPS.",
+                id="mcpforms.E304",
+            )
+        )
+    try:
+        reverse(METADATA_URL_NAME, args=["mcp"])
+    except NoReverseMatch:
+        messages.append(
+            Warning(
+                "mcpforms.oauth.urls is not mounted: clients told to authenticate cannot find the "
+                "protected-resource metadata (RFC 9728), so they cannot find the authorization server.",
+                hint='Add path("", include(mcpforms.oauth.urls)) to the root urls.py.',
+                id="mcpforms.W301",
+            )
+        )
+    return messages

@@ -43,6 +43,14 @@ DEFAULTS: dict[str, Any] = {
     # Seconds a 2025-era session lives; a client told 404 afterwards opens a new one, as the spec says.
     "SESSION_MAX_AGE": 86400,
     "RETRY_MS": 1000,
+    # Who may call the endpoint (mcpforms.auth): django-ninja auth classes by dotted path, tried in order,
+    # each returning the calling user or None.
+    "AUTHENTICATION": ["mcpforms.auth.AccessTokenAuth", "mcpforms.auth.SessionAuth"],
+    # Callers no authentication recognised: False refuses them (401), True lets them use every tool their
+    # (anonymous) permissions allow, and a list of tool names lets them see and use only those.
+    "ALLOW_ANONYMOUS": False,
+    # OAuth access tokens (mcpforms.oauth.OAuth2Auth): the scopes every token must carry.
+    "OAUTH_SCOPES": [],
     # Limits on what a client may send (and make the server carry), each refused with a clear answer.
     # A request body: far above any MCP message, far below what would let one request exhaust memory.
     "MAX_BODY_BYTES": 1024 * 1024,
@@ -164,6 +172,21 @@ class Conf:
     @property
     def RETRY_MS(self) -> int:
         value: int = self._get("RETRY_MS")
+        return value
+
+    @property
+    def AUTHENTICATION(self) -> list[str]:
+        value: list[str] = self._get("AUTHENTICATION")
+        return value
+
+    @property
+    def ALLOW_ANONYMOUS(self) -> bool | list[str]:
+        value: bool | list[str] = self._get("ALLOW_ANONYMOUS")
+        return value
+
+    @property
+    def OAUTH_SCOPES(self) -> list[str]:
+        value: list[str] = self._get("OAUTH_SCOPES")
         return value
 
     @property

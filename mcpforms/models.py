@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import secrets
 import uuid
 from datetime import timedelta
 from typing import Any
@@ -284,3 +285,99 @@ class StreamEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.call_id}:{self.seq}"
+
+
+# Personal access tokens --------------------------------------------------------------------------------
+
+ACCESS_TOKEN_PREFIX = "mcpf_"
+# A token's first characters, kept in clear so a person can tell their tokens apart in the admin.
+SHOWN_CHARACTERS = 12
+# last_used_at is written at most this often per token: a busy client must not turn every call into a write.
+LAST_USED_RESOLUTION = timedelta(minutes=1)
+
+
+def _token_digest(raw: str) -> str:
+    # A plain hash is enough: the secret is 256 random bits, so there is nothing to guess offline, and an
+    # unkeyed digest survives a SECRET_KEY rotation.
+    return hashlib.sha256(raw.encode()).hexdigest()
+
+
+class AccessTokenQuerySet(models.QuerySet["AccessToken"]):
+    def usable(self) -> AccessTokenQuerySet:
+        now = timezone.now()
+        return self.filter(revoked_at__isnull=True).exclude(expires_at__lte=now)
+
+
+class AccessTokenManager(models.Manager["AccessToken"]):
+    def get_queryset(self) -> AccessTokenQuerySet:
+        return AccessTokenQuerySet(self.model, using=self._db)
+
+    def usable(self) -> AccessTokenQuerySet:
+        return self.get_queryset().usable()
+
+    def issue(self, user: Any, name: str, *, expires_at: Any = None) -> tuple[AccessToken, str]:
+        """Create a token for ``user`` and return it with its secret, which is stored only as a digest and
+        can never be shown again."""
+        token = self.model(user=user, name=name, expires_at=expires_at)
+        raw = token.new_secret()
+        token.save()
+        return token, raw
+
+    def user_for(self, raw: str) -> Any:
+        """The active user ``raw`` authenticates, or None: unknown, revoked, expired or malformed alike."""
+        if not raw.startswith(ACCESS_TOKEN_PREFIX) or len(raw) > 200:
+            return None
+        token = self.usable().select_related("user").filter(digest=_token_digest(raw)).first()
+        if token is None or not token.user.is_active:
+            return None
+        now = timezone.now()
+        if token.last_used_at is None or now - token.last_used_at >= LAST_USED_RESOLUTION:
+            self.filter(pk=token.pk).update(last_used_at=now)
+        return token.user
+
+
+class AccessToken(models.Model):
+    """A personal access token: a secret an MCP client sends as ``Authorization: Bearer``, acting as its
+    user. Only a digest is stored; revoking keeps the row, so the admin still shows what it was."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="mcpforms_access_tokens"
+    )
+    name = models.CharField(max_length=100, help_text="Where it is used, e.g. “Claude Desktop on my laptop”.")
+    prefix = models.CharField(max_length=SHOWN_CHARACTERS, editable=False)
+    digest = models.CharField(max_length=64, unique=True, editable=False)
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+    expires_at = models.DateTimeField(
+        null=True, blank=True, help_text="Leave empty for a token that lasts until it is revoked."
+    )
+    last_used_at = models.DateTimeField(null=True, blank=True, editable=False)
+    revoked_at = models.DateTimeField(null=True, blank=True, editable=False)
+
+    objects = AccessTokenManager()
+
+    class Meta:
+        verbose_name = "access token"
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.prefix}…)"
+
+    @property
+    def status(self) -> str:
+        if self.revoked_at is not None:
+            return "revoked"
+        if self.expires_at is not None and self.expires_at <= timezone.now():
+            return "expired"
+        return "active"
+
+    def new_secret(self) -> str:
+        """Give this (unsaved) token a fresh secret and return it: the only time it exists in clear."""
+        raw = ACCESS_TOKEN_PREFIX + secrets.token_urlsafe(32)
+        self.prefix = raw[:SHOWN_CHARACTERS]
+        self.digest = _token_digest(raw)
+        return raw
+
+    def revoke(self) -> None:
+        if self.revoked_at is None:
+            self.revoked_at = timezone.now()
+            self.save(update_fields=["revoked_at"])

@@ -71,7 +71,7 @@ class Registry:
 
     def _read_ui(self, ctx: RequestContext, uri: str, variables: dict[str, str]) -> dict[str, Any]:
         form_tool = self.form_tool(variables["tool"])
-        if form_tool is None or not form_tool.uses_app or not form_tool.has_permission(ctx):
+        if form_tool is None or not form_tool.uses_app or not form_tool.may_use(ctx):
             raise invalid_params("Resource not found", {"uri": uri})
         return serving.read_ui(form_tool, ctx, uri)
 

@@ -42,7 +42,7 @@ def protocol_tools(tool: FormTool) -> tuple[Tool, ...]:
         output_schema=tool.output_schema,
         meta=ui.tool_meta(tool.name) if tool.uses_app else None,
         state_version=None if tool.version is None else partial(_version, tool),
-        visible=tool.has_permission,
+        visible=tool.may_use,
     )
     if not tool.uses_app:
         return (call,)
@@ -54,7 +54,7 @@ def protocol_tools(tool: FormTool) -> tuple[Tool, ...]:
         handler=partial(serve_submit, tool),
         annotations=tool.tool_annotations,
         meta=ui.tool_meta(tool.name, app_only=True),
-        visible=tool.has_permission,
+        visible=tool.may_use,
     )
     return (call, submit)
 
@@ -80,7 +80,7 @@ def choose_way(ctx: RequestContext, tool: FormTool) -> Way | None:
 
 def check_access(tool: FormTool, ctx: RequestContext, arguments: Any) -> models.Model | None:
     """Check the permission and find the object an update changes; raise ``Refusal`` otherwise."""
-    if not tool.has_permission(ctx):
+    if not tool.may_use(ctx):
         raise Refusal(f"Permission denied: {tool.name} needs the {tool.required_permission()!r} permission.")
     if not tool.update:
         return None

@@ -29,6 +29,7 @@ from django.core.exceptions import ImproperlyConfigured
 from django.db import models
 from django.utils.text import camel_case_to_spaces
 
+from mcpforms.conf import conf
 from mcpforms.fields import (
     AutoFormField,
     _converter_for,
@@ -41,6 +42,7 @@ from mcpforms.fields import (
 from mcpforms.flow import ASK_MODES, PATHS, Ask, Path
 from mcpforms.protocol.context import RequestContext
 from mcpforms.protocol.primitives import NAME_PATTERN, NAME_RULE
+from mcpforms.protocol.state import ANONYMOUS
 from mcpforms.schema import OTHER_PATH_TYPES, property_schema
 
 NAME = re.compile(NAME_PATTERN)
@@ -152,6 +154,14 @@ class FormTool:
             opts = self.form_class._meta.model._meta  # type: ignore[attr-defined]
             return f"{opts.app_label}.change_{opts.model_name}"
         return None
+
+    def may_use(self, request: RequestContext) -> bool:
+        """Whether this request may see and use the tool, its submit tool and its ``ui://`` form: an
+        anonymous caller only where ``ALLOW_ANONYMOUS`` names the tool, then ``has_permission``."""
+        allowed = conf.ALLOW_ANONYMOUS
+        if isinstance(allowed, list | tuple) and request.principal == ANONYMOUS and self.name not in allowed:
+            return False
+        return self.has_permission(request)
 
     def has_permission(self, request: RequestContext) -> bool:
         """Whether this request may use the tool; by default, whether its user has ``permission``."""

@@ -72,6 +72,9 @@ STATIC_URL = "static/"
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 MCPFORMS = {
+    # Anyone may sign up: that is what someone without an account does. Every other tool needs a personal
+    # access token (`manage.py mcpforms_token create staff`) or the admin's session.
+    "ALLOW_ANONYMOUS": ["signup"],
     "STATE_MAX_AGE": 3600,
     # Where URL-mode links (password and file fields) point: the demo's own address under `make run`.
     "BASE_URL": "http://127.0.0.1:8000",

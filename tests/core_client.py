@@ -12,6 +12,7 @@ from django.http import HttpResponse
 from django.test import RequestFactory
 
 from mcpforms.api import serve
+from mcpforms.models import AccessToken
 from mcpforms.protocol.server import Server
 
 ELICITATION: dict[str, Any] = {"elicitation": {"form": {}}}
@@ -24,6 +25,7 @@ class CoreClient:
     user: Any = None
     over_http: bool = False
     _ids: itertools.count[int] = field(default_factory=itertools.count)
+    _raw_token: str | None = None
 
     def send(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
         """Return the whole JSON-RPC response body."""
@@ -49,15 +51,23 @@ class CoreClient:
         target = payload["params"].get("name", payload["params"].get("uri"))
         if isinstance(target, str):
             headers["HTTP_MCP_NAME"] = target
+        if self.user is not None and self.user.is_authenticated:
+            # A signed-in user calls as an MCP client does: with a personal access token.
+            headers["HTTP_AUTHORIZATION"] = f"Bearer {self._token()}"
         request = RequestFactory().post(
             "/mcp", json.dumps(payload), content_type="application/json", **headers
         )
-        request.user = self.user if self.user is not None else AnonymousUser()
+        request.user = AnonymousUser()  # what AuthenticationMiddleware sets for a request with no session
         response = serve(self.server, request)
         assert isinstance(response, HttpResponse), response
         assert response["Content-Type"] == "application/json"
         body: dict[str, Any] = json.loads(response.content)
         return body
+
+    def _token(self) -> str:
+        if self._raw_token is None:
+            self._raw_token = AccessToken.objects.issue(self.user, "tests")[1]
+        return self._raw_token
 
     def result(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
         body = self.send(method, params)

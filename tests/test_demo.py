@@ -19,8 +19,11 @@ meta = {
     "io.modelcontextprotocol/protocolVersion": "2026-07-28",
     "io.modelcontextprotocol/clientCapabilities": {},
 }
-reply = default_server.handle({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": meta}})
-print(" ".join(tool["name"] for tool in reply.body["result"]["tools"]))
+from django.contrib.auth.models import User
+request = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": meta}}
+for user in (None, User.objects.get(username="staff")):
+    reply = default_server.handle(request, user=user)
+    print(" ".join(tool["name"] for tool in reply.body["result"]["tools"]))
 assert Client().login(username="staff", password="mcpforms-demo")
 """
 
@@ -56,7 +59,10 @@ def test_demo_migrates_seeds_idempotently_serves_its_tools_and_shows_the_derived
     demo("manage.py", "migrate", "--noinput")
     assert "2 ticket(s), 2 admin-defined form(s) added" in demo("manage.py", "seed_demo")
     assert "0 ticket(s), 0 admin-defined form(s) added" in demo("manage.py", "seed_demo")
-    assert {"create_ticket", "event_rsvp", "feedback", "signup"} <= set(demo("-c", TOOLS_CHECK).split())
+    anonymous, staff = demo("-c", TOOLS_CHECK).splitlines()
+    # The demo lets anonymous callers sign up (the form and its UI submit tool), and nothing else.
+    assert anonymous.split() == ["signup", "signup_submit"]
+    assert {"create_ticket", "event_rsvp", "feedback", "signup"} <= set(staff.split())
     page = demo("-c", PAGE_CHECK)
     assert "<code>signup</code>" in page
     assert "&quot;format&quot;: &quot;email&quot;" in page

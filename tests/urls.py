@@ -2,9 +2,12 @@ from django.contrib import admin
 from django.urls import include, path
 
 import mcpforms.api
+import mcpforms.oauth
 
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("mcp", mcpforms.api.urls),
     path("mcpforms/", include("mcpforms.urls")),
+    path("o/", include("oauth2_provider.urls")),
+    path("", include(mcpforms.oauth.urls)),
 ]

@@ -26,7 +26,7 @@ from mcpforms.protocol.jsonrpc import Message, error_response, read_message, rea
 from mcpforms.protocol.methods import INPUT_REQUIRED_METHODS, METHODS, Call, validate_params
 from mcpforms.protocol.offering import Offering
 from mcpforms.protocol.reply import ACCEPTED, Reply
-from mcpforms.protocol.state import ANONYMOUS, principal_for
+from mcpforms.protocol.state import principal_for
 from mcpforms.protocol.versions import era_of
 
 logger = logging.getLogger("mcpforms.protocol")
@@ -81,9 +81,10 @@ def _answer(
         return results.input_required(
             result, capabilities=envelope.client_capabilities, server_info=server.info
         )
-    # Discovery says nothing user-specific; lists and reads may vary by user, so they are cached per
-    # authorization context once there is one (spec §4.2).
-    public = message.method == "server/discover" or principal == ANONYMOUS
+    # Discovery says nothing caller-specific. Lists and reads may vary by caller — an anonymous one sees
+    # only what ALLOW_ANONYMOUS names, a user what their permissions allow — so each authorization context
+    # caches its own (spec §4.2).
+    public = message.method == "server/discover"
     return results.complete(
         result,
         method=message.method,

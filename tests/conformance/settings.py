@@ -13,6 +13,8 @@ DATABASES = {"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": ":memor
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 MCPFORMS = {
+    # The conformance client sends no credentials.
+    "ALLOW_ANONYMOUS": True,
     "SERVER_NAME": "mcpforms-conformance",
     "SERVER_VERSION": "1.0.0",
     "INSTRUCTIONS": "Fixture tools, prompts and resources of the MCP conformance suite.",

@@ -9,18 +9,29 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
+from typing import Any
+
+import httpx2
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
 
 from tests.conformance.run import running_server
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@dataclass(frozen=True)
+@dataclass
 class DemoServer:
     url: str
     database: Path
     env: dict[str, str]
+
+    def client(self, **options: Any) -> Client:
+        """The official Python client, calling as the staff user through their token."""
+        http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {self.token}"}, timeout=60)
+        return Client(streamable_http_client(self.url, http_client=http), **options)
 
     def manage(self, *arguments: str) -> str:
         """Run a management command against the same database, in another process."""
@@ -29,6 +40,11 @@ class DemoServer:
         )
         assert run.returncode == 0, run.stderr
         return run.stdout
+
+    @cached_property
+    def token(self) -> str:
+        """A personal access token of the demo's staff user, made as the README says."""
+        return self.manage("mcpforms_token", "create", "staff", "--quiet").strip()
 
     def rows(self, sql: str, *params: object) -> list[tuple[object, ...]]:
         """Read the demo database directly: what the server stored, not what it said."""

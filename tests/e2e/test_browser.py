@@ -36,7 +36,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]
         "from tests.settings import *\n"
         f"DATABASES['default'] = {{'ENGINE': 'django.db.backends.sqlite3', 'NAME': {str(database)!r}}}\n"
         "ROOT_URLCONF = 'tests.e2e.browser_urls'\n"
-        f"MCPFORMS = {{'BASE_URL': {base!r}}}\n"
+        f"MCPFORMS = {{'BASE_URL': {base!r}, 'ALLOW_ANONYMOUS': True}}\n"
         "LOGGING = {'version': 1, 'root': {'handlers': ['file'], 'level': 'DEBUG'}, 'handlers': "
         f"{{'file': {{'class': 'logging.FileHandler', 'filename': {str(directory / 'server.log')!r}}}}}}}\n"
     )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
 import subprocess
 import sys
@@ -13,7 +14,6 @@ from typing import Any
 
 import mcp_types as types
 import pytest
-from mcp import Client
 
 from tests.e2e.demo_server import DemoServer, demo_server
 from tests.e2e.node import node_report
@@ -41,7 +41,7 @@ class User:
 
 def call(demo: DemoServer, user: User, tool: str, arguments: dict[str, Any]) -> types.CallToolResult:
     async def scenario() -> types.CallToolResult:
-        async with Client(demo.url, mode="auto", elicitation_callback=user, cache=None) as client:
+        async with demo.client(mode="auto", elicitation_callback=user, cache=None) as client:
             assert client.protocol_version == "2026-07-28"
             return await client.call_tool(tool, arguments)
 
@@ -95,7 +95,7 @@ def test_an_admin_defined_form_stores_one_submission(demo):
 
 
 def test_the_typescript_client_completes_both_demo_tools(demo):
-    report = node_report("ts_demo_client.mjs", demo.url)
+    report = node_report("ts_demo_client.mjs", demo.url, demo.token)
     assert report["protocolVersion"] == "2026-07-28"
     assert report["signup"] == {"created": True, "email": "grace@example.com", "plan": "pro"}
     ticket = report["ticket"]
@@ -133,8 +133,9 @@ def test_the_readme_python_walkthrough_prints_what_the_readme_shows(demo, tmp_pa
     code, expected = readme_example("python", "from mcp import Client")
     script = tmp_path / "walkthrough.py"
     script.write_text(code.replace(README_URL, demo.url))
+    env = {**os.environ, "MCPFORMS_TOKEN": demo.token}  # what the README's export line sets
     run = subprocess.run(
-        [sys.executable, str(script)], capture_output=True, text=True, timeout=60, check=False
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=60, check=False, env=env
     )
     assert run.returncode == 0, run.stderr
     assert matches(run.stdout, expected), run.stdout
@@ -152,7 +153,7 @@ def test_the_readme_fastmcp_call_prints_what_the_readme_shows(demo):
 
 def test_an_edit_made_by_another_process_shows_in_tools_list_at_once(demo):
     async def listed() -> dict[str, str]:
-        async with Client(demo.url, mode="2026-07-28", cache=None) as client:
+        async with demo.client(mode="2026-07-28", cache=None) as client:
             return {tool.name: tool.description or "" for tool in (await client.list_tools()).tools}
 
     def edit(code: str) -> None:

@@ -79,3 +79,28 @@ def test_a_legacy_completion_is_stored_once_and_the_session_ends_when_the_client
     assert demo.rows("select count(*) from mcpforms_completedflow")[0][0] == completed + 1
     # The Python client DELETEs its session on close; the TypeScript ones leave theirs to expire.
     assert demo.rows("select count(*) from mcpforms_legacysession")[0][0] == sessions
+
+
+def test_a_legacy_client_with_a_token_acts_for_its_user_and_one_without_sees_only_signup(demo):
+    answers: dict[str, Any] = {"body": "The lift is stuck on floor 3.", "priority": "high"}
+
+    async def answer(context: Any, params: Any) -> types.ElicitResult:
+        return types.ElicitResult(action="accept", content=answers)
+
+    async def scenario() -> tuple[list[str], list[str], types.CallToolResult]:
+        async with Client(demo.url, mode="legacy", cache=None) as anonymous:
+            seen_anonymously = [tool.name for tool in (await anonymous.list_tools()).tools]
+        async with demo.client(mode="legacy", elicitation_callback=answer, cache=None) as staff:
+            assert staff.protocol_version == "2025-11-25"
+            seen_by_staff = [tool.name for tool in (await staff.list_tools()).tools]
+            ticket = await staff.call_tool("create_ticket", {"subject": "Lift stuck"})
+        return seen_anonymously, seen_by_staff, ticket
+
+    seen_anonymously, seen_by_staff, ticket = asyncio.run(scenario())
+    assert seen_anonymously == ["signup", "signup_submit"]
+    assert "create_ticket" in seen_by_staff
+    assert not ticket.is_error and ticket.structured_content is not None
+    pk = ticket.structured_content["pk"]
+    assert demo.rows("select subject, priority from demo_ticket where id = ?", pk) == [("Lift stuck", "high")]
+    # The token did the work: its last use is recorded.
+    assert demo.rows("select count(*) from mcpforms_accesstoken where last_used_at is not null") == [(1,)]

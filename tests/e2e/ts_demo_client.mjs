@@ -1,4 +1,5 @@
-// The TypeScript SDK v2 client completes the demo's two tools, answering each elicitation like a user would.
+// The TypeScript SDK v2 client completes the demo's two tools as the staff user (argv[3] is their token),
+// answering each elicitation like a user would.
 // Prints one JSON report for tests/e2e/test_demo_tools.py.
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 
@@ -23,7 +24,9 @@ client.setRequestHandler('elicitation/create', async (request) => {
   const names = Object.keys(request.params.requestedSchema.properties).filter((name) => name in ANSWERS);
   return { action: 'accept', content: Object.fromEntries(names.map((name) => [name, ANSWERS[name]])) };
 });
-await client.connect(new StreamableHTTPClientTransport(new URL(process.argv[2])));
+// The staff user's personal access token: create_ticket acts for a user.
+const requestInit = { headers: { Authorization: `Bearer ${process.argv[3]}` } };
+await client.connect(new StreamableHTTPClientTransport(new URL(process.argv[2]), { requestInit }));
 const signup = await client.callTool({ name: 'signup', arguments: {} });
 const ticket = await client.callTool({ name: 'create_ticket', arguments: { subject: 'Printer out of toner' } });
 console.log(

@@ -57,9 +57,11 @@ def dist(tmp_path_factory: pytest.TempPathFactory) -> Distributions:
     return Distributions(sdist, wheel)
 
 
-def run(*command: str, cwd: Path | None = None, stdin: str | None = None) -> str:
+def run(
+    *command: str, cwd: Path | None = None, stdin: str | None = None, env: dict[str, str] | None = None
+) -> str:
     done = subprocess.run(
-        command, cwd=cwd, env=USER_ENV, input=stdin, capture_output=True, text=True, timeout=600
+        command, cwd=cwd, env=USER_ENV | (env or {}), input=stdin, capture_output=True, text=True, timeout=600
     )
     assert done.returncode == 0, f"{' '.join(command)} failed:\n{done.stdout}\n{done.stderr}"
     return done.stdout
@@ -105,8 +107,14 @@ def test_the_metadata_names_the_supported_range_and_where_to_look(dist):
     required = {
         re.split(r"[<>=!~ ;\[]", line, maxsplit=1)[0].lower()
         for line in metadata.get_all("Requires-Dist", [])
+        if "extra ==" not in line
     }
     assert required == RUNTIME
+    # django-oauth-toolkit comes only with the extra: `pip install "mcpforms[oauth]"`.
+    assert metadata.get_all("Provides-Extra") == ["oauth"]
+    assert [line for line in metadata.get_all("Requires-Dist", []) if "extra ==" in line] == [
+        'django-oauth-toolkit<4,>=3.4; extra == "oauth"'
+    ]
 
 
 def test_the_version_is_the_release_the_changelog_is_preparing():
@@ -209,7 +217,7 @@ def test_the_admin_pages_of_mcpforms_open(project):
         staff = User.objects.create_superuser("staff", "staff@example.com", "not-used")
         browser = Client(HTTP_HOST="localhost")
         browser.force_login(staff)
-        for page in ("formdefinition/add/", "formdefinition/", "submission/"):
+        for page in ("formdefinition/add/", "formdefinition/", "submission/", "accesstoken/add/"):
             print(page, browser.get("/admin/mcpforms/" + page).status_code)
         """
     )
@@ -220,16 +228,43 @@ def test_the_admin_pages_of_mcpforms_open(project):
         "200",
         "submission/",
         "200",
+        "accesstoken/add/",
+        "200",
     ]
 
 
+def test_without_a_token_the_endpoint_answers_401(project, tmp_path):
+    script = textwrap.dedent(
+        """
+        from django.test import Client
+
+        response = Client(HTTP_HOST="localhost").post("/mcp", "{}", content_type="application/json")
+        print(response.status_code, response["WWW-Authenticate"])
+        """
+    )
+    assert (
+        project.manage("shell", "--verbosity", "0", "--command", script).strip() == '401 Bearer realm="mcp"'
+    )
+
+
 def test_the_served_tool_is_completed_by_the_official_client(project, tmp_path):
+    # README step 6: a user, and a token for them from the management command.
+    project.manage(
+        "shell", "--command", "from django.contrib.auth.models import User; User.objects.create_user('ada')"
+    )
+    token = project.manage("mcpforms_token", "create", "ada", "--name", "install test").split("\n")
+    raw = next(word for line in token for word in line.split() if word.startswith("mcpf_"))
     log = tmp_path / "server.log"
     with running_server(log, env=USER_ENV, python=project.python, project=project.directory) as port:
         client = readme_step("# call_it.py").replace("127.0.0.1:8000", f"127.0.0.1:{port}")
         (tmp_path / "call_it.py").write_text(client)
         # The model passed only the topic; the user types the rest at the prompts.
-        output = run(sys.executable, str(tmp_path / "call_it.py"), stdin="Ada\n+44 20 7946 0000\n")
+        output = run(
+            sys.executable,
+            str(tmp_path / "call_it.py"),
+            stdin="Ada\n+44 20 7946 0000\n",
+            env={"MCPFORMS_TOKEN": raw},
+        )
     asked, answered = output.splitlines()
     assert asked == "Please fill in: Callback"
     assert answered == "name: phone: We will call Ada on +44 20 7946 0000 about sales."

@@ -1,0 +1,92 @@
+"""Who is calling the MCP endpoint: django-ninja auth callables, tried in order.
+
+Each callable takes the ``HttpRequest`` and returns the calling user, or None to let the next one try, or
+raises ``ninja.errors.HttpError`` to refuse outright; any django-ninja auth class fits (``HttpBearer``,
+``APIKeyHeader``…) as long as what it returns is a user. ``MCPFORMS['AUTHENTICATION']`` lists them as
+dotted paths; ``build_api(auth=[...])`` takes instances instead. When none returns a user, the caller is
+anonymous, which only ``MCPFORMS['ALLOW_ANONYMOUS']`` lets through; anyone else gets a 401 whose
+``WWW-Authenticate`` says how to authenticate (RFC 6750, RFC 9728).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from functools import cache
+from typing import Any
+
+from django.contrib.auth.models import AnonymousUser
+from django.http import HttpRequest
+from django.utils.module_loading import import_string
+from ninja.errors import HttpError
+from ninja.security import HttpBearer
+from ninja.security.base import AuthBase
+from ninja.utils import check_csrf
+
+from mcpforms.conf import conf
+from mcpforms.models import AccessToken
+
+Auth = Callable[[HttpRequest], Any]
+
+
+class AccessTokenAuth(HttpBearer):
+    """A personal access token (``mcpforms.models.AccessToken``) sent as ``Authorization: Bearer``."""
+
+    def authenticate(self, request: HttpRequest, token: str) -> Any:
+        return AccessToken.objects.user_for(token)
+
+
+class SessionAuth(AuthBase):
+    """The signed-in user of Django's session, for pages of the same site calling the endpoint.
+
+    A cookie rides along on cross-site requests too, so a session user must pass Django's CSRF check
+    (send the ``X-CSRFToken`` header, as for any Django POST from JavaScript). MCP clients send no cookie.
+    """
+
+    openapi_type = "apiKey"
+
+    def __call__(self, request: HttpRequest) -> Any:
+        user = getattr(request, "user", None)
+        if user is None or not user.is_authenticated:
+            return None
+        if check_csrf(request) is not None:
+            raise HttpError(403, "Forbidden: CSRF check failed for the signed-in session")
+        return user
+
+
+@cache
+def _configured(paths: tuple[str, ...]) -> tuple[Auth, ...]:
+    return tuple(import_string(path)() for path in paths)
+
+
+def configured_auth() -> tuple[Auth, ...]:
+    """The ``MCPFORMS['AUTHENTICATION']`` callables, each built once."""
+    return _configured(tuple(conf.AUTHENTICATION))
+
+
+def authenticate(request: HttpRequest, methods: Sequence[Auth]) -> Any:
+    """Return the caller: a user, ``AnonymousUser`` when anonymous access is allowed, or None (401).
+
+    Raises ``HttpError`` when a method refuses outright. A request that presents credentials nobody
+    accepts is never demoted to anonymous: a client with a revoked token must hear so.
+    """
+    for method in methods:
+        user = method(request)
+        if user:
+            request.auth = user  # type: ignore[attr-defined]  # where django-ninja keeps it
+            return user
+    if conf.ALLOW_ANONYMOUS and "HTTP_AUTHORIZATION" not in request.META:
+        return AnonymousUser()
+    return None
+
+
+def challenge(request: HttpRequest, methods: Sequence[Auth]) -> str:
+    """The ``WWW-Authenticate`` value of a 401: Bearer, where OAuth metadata lives, and what was wrong."""
+    parts = ['Bearer realm="mcp"']
+    for method in methods:
+        metadata_url = getattr(method, "resource_metadata_url", None)
+        if callable(metadata_url):
+            parts.append(f'resource_metadata="{metadata_url(request)}"')
+            break
+    if "HTTP_AUTHORIZATION" in request.META:
+        parts.append('error="invalid_token"')
+    return ", ".join(parts)
