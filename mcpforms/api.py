@@ -14,12 +14,14 @@ import logging
 import queue
 import threading
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from typing import Any
 
 from django.core.exceptions import DisallowedHost, RequestDataTooBig
 from django.db import connections
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.http.response import HttpResponseBase
+from django.urls import path
 from ninja import NinjaAPI
 from ninja.errors import HttpError
 
@@ -34,6 +36,7 @@ from mcpforms.protocol.reply import Reply
 from mcpforms.protocol.server import Server, default_server
 from mcpforms.protocol.sessions import Event
 from mcpforms.protocol.versions import era_of
+from mcpforms.readiness import unmigrated_message
 
 logger = logging.getLogger("mcpforms.api")
 
@@ -163,7 +166,25 @@ def serve(server: Server, request: HttpRequest, auth: Sequence[Auth] | None = No
         return _serve(server, request, configured_auth() if auth is None else auth)
     except Exception:
         logger.exception("The MCP endpoint failed")
-        return _json(Reply(200, error_response(None, ProtocolError(INTERNAL_ERROR, "Internal error"))))
+        return _json(Reply(200, error_response(None, _internal_error())))
+
+
+def _internal_error() -> ProtocolError:
+    try:
+        explained = unmigrated_message()
+    except Exception:  # the database itself is unreachable: the log has the first failure
+        explained = None
+    return ProtocolError(INTERNAL_ERROR, explained or "Internal error")
+
+
+def _explained(reply: Reply) -> Reply:
+    """A -32603 the handler could not avoid because mcpforms' tables are missing says so."""
+    body = reply.body
+    error = body.get("error") if isinstance(body, dict) else None
+    if not (isinstance(error, dict) and error.get("code") == INTERNAL_ERROR):
+        return reply
+    assert body is not None
+    return replace(reply, body={**body, "error": _internal_error().as_error()})
 
 
 def _serve(server: Server, request: HttpRequest, auth: Sequence[Auth]) -> HttpResponseBase:
@@ -218,7 +239,19 @@ def _serve(server: Server, request: HttpRequest, auth: Sequence[Auth]) -> HttpRe
         if user is not None:
             user.is_authenticated  # noqa: B018  (resolve the lazy user here, not on the worker thread)
         return _streamed(server, payload, headers, user)
-    return _json(server.handle(payload, headers=headers, user=user))
+    return _json(_explained(server.handle(payload, headers=headers, user=user)))
+
+
+class _Endpoint(NinjaAPI):
+    """The API of one endpoint, which also answers with a trailing slash: ``/mcp/`` for ``/mcp`` is a
+    common slip in a client's configuration, and Django's 404 page would tell it nothing."""
+
+    @property
+    def urls(self) -> tuple[list[Any], str, str]:
+        patterns, app_name, namespace = super().urls
+        view = patterns[0].callback  # the endpoint's one operation
+        assert view is not None
+        return [*patterns, path("/", view, name="endpoint-slash")], app_name, namespace
 
 
 def build_api(
@@ -230,7 +263,7 @@ def build_api(
     ``MCPFORMS['AUTHENTICATION']`` names, for this endpoint only; they run inside the endpoint, after the
     Host and Origin checks, so that every refusal is a JSON-RPC body.
     """
-    api = NinjaAPI(
+    api = _Endpoint(
         title="MCP",
         urls_namespace=namespace,
         docs_url=None,

@@ -10,6 +10,7 @@ from typing import Any
 from django.apps import AppConfig
 from django.conf import settings
 from django.core.checks import CheckMessage, Error, Tags, Warning, register
+from django.db import DatabaseError
 from django.utils.module_loading import import_string
 
 from mcpforms.conf import DEFAULTS, user_settings
@@ -90,6 +91,93 @@ def check_registered_forms(
             id="mcpforms.E101",
         )
         for name, error in registry_for(default_server).conversion_failures()
+    ]
+
+
+@register()
+def check_something_is_registered(
+    app_configs: Sequence[AppConfig] | None = None, **kwargs: Any
+) -> list[CheckMessage]:
+    """mcpforms is installed but no form or tool reached the default server: almost always a
+    ``mcp_tools.py`` outside every installed app, which autodiscovery never imports."""
+    from mcpforms.protocol.server import default_server
+    from mcpforms.registry import registry_for
+
+    registry = registry_for(default_server)
+    if registry.tools or registry.prompts or default_server.tools.declared():
+        return []
+    stray = _stray_mcp_tools()
+    where = f" {stray} belongs to no installed app, so it is never imported." if stray else ""
+    return [
+        Warning(
+            f"No form is registered as an MCP tool.{where}",
+            hint="Put mcp_tools.py inside an app listed in INSTALLED_APPS (next to its admin.py), or call "
+            "mcpforms.register() from an AppConfig.ready(). A project whose forms are all defined in the "
+            "admin can silence this check: SILENCED_SYSTEM_CHECKS = ['mcpforms.W102'].",
+            id="mcpforms.W102",
+        )
+    ]
+
+
+def _stray_mcp_tools() -> str | None:
+    """A ``mcp_tools.py`` next to the settings module or manage.py that no installed app contains."""
+    from pathlib import Path
+
+    from django.apps import apps
+
+    settings_module = sys.modules.get(getattr(settings, "SETTINGS_MODULE", "") or "")
+    places = [Path.cwd()]
+    if settings_module is not None and getattr(settings_module, "__file__", None):
+        places.insert(0, Path(settings_module.__file__).resolve().parent)  # type: ignore[arg-type]
+    app_dirs = {Path(config.path).resolve() for config in apps.get_app_configs()}
+    for place in places:
+        candidate = place / "mcp_tools.py"
+        if candidate.exists() and candidate.resolve().parent not in app_dirs:
+            return str(candidate)
+    return None
+
+
+@register()
+def check_page_only_fields_have_a_page(
+    app_configs: Sequence[AppConfig] | None = None, **kwargs: Any
+) -> list[CheckMessage]:
+    """A registered form with a password or file field can only be filled on the URL-mode page, which
+    needs ``BASE_URL`` and ``mcpforms.urls``; say so now rather than at the first call."""
+    from django.urls import NoReverseMatch, reverse
+
+    from mcpforms.fields import FormConversionError
+    from mcpforms.protocol.server import default_server
+    from mcpforms.registry import registry_for
+
+    needing: list[str] = []
+    for name, tool in registry_for(default_server).tools.items():
+        try:
+            fields = tool.fields_for(None)
+        except (FormConversionError, DatabaseError):
+            continue  # mcpforms.E101 reports forms that do not convert; the database may not exist yet
+        if any(field.page_only for field in fields):
+            needing.append(name)
+    if not needing:
+        return []
+    configured = user_settings()
+    base = configured.get("BASE_URL") if isinstance(configured, dict) else None
+    try:
+        reverse("mcpforms_ui:page", args=["token"])
+        mounted = True
+    except NoReverseMatch:
+        mounted = False
+    missing = [what for what, ok in (("MCPFORMS['BASE_URL']", base), ("mcpforms.urls", mounted)) if not ok]
+    if not missing:
+        return []
+    return [
+        Warning(
+            f"Tools that ask for a password or a file ({', '.join(sorted(needing))}) need the URL-mode "
+            f"page, but {' and '.join(missing)} {'is' if len(missing) == 1 else 'are'} missing: they will "
+            "answer every call with an error.",
+            hint='Set MCPFORMS["BASE_URL"] to the site\'s address and add '
+            'path("mcpforms/", include("mcpforms.urls")) to your urls.',
+            id="mcpforms.W103",
+        )
     ]
 
 

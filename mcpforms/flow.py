@@ -199,8 +199,12 @@ def run(
             if value is not MISSING:
                 values[field.name] = value
 
-    outcome = validate_with_form(flow.form_class, values, **kwargs)
     can_ask = ask != "never" and (app or ctx.supports_elicitation("form"))
+    if not can_ask:
+        # Nobody can be asked: a field the model left out takes the default its inputSchema declares,
+        # as an HTML form would have submitted it prefilled. When the user is asked, they see it prefilled.
+        values = {field.name: field.default for field in fields if field.default is not None} | values
+    outcome = validate_with_form(flow.form_class, values, **kwargs)
     if unseen and not can_ask:
         return Refused(f"{STALE_NOTE} Call the tool again; nothing was submitted.")
     if outcome.is_valid and ask == "always" and not answered and not can_ask:

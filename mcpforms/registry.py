@@ -194,12 +194,18 @@ def register(
         built = form
     else:
         built = tool_class(form, **options)
-    registry.add_tool(built())
+    undecorated = built()
+    registry.add_tool(undecorated)
 
     def decorator(handler: H) -> H:
-        # The decorated function becomes the tool's ``handle``: the same tool, registered again with it.
-        attrs = {"handle": lambda self, request, form: handler(request, form)}
-        registry.add_tool(type(built.__name__, (built,), attrs)(), replace=True)
+        # The decorated function becomes the tool's ``handle``, and, unless a name was given, names the
+        # tool, as the SDKs' ``@tool`` does: ``def call_me_back`` is the tool ``call_me_back`` whatever
+        # its form is called.
+        attrs: dict[str, Any] = {"handle": lambda self, request, form: handler(request, form)}
+        if not built.name:
+            attrs["name"] = handler.__name__
+            registry.unregister(undecorated.name)
+        registry.add_tool(type(built.__name__, (built,), attrs)(), replace=bool(built.name))
         return handler
 
     return decorator

@@ -225,7 +225,8 @@ class FormTool:
             prop: dict[str, Any] = (
                 property_schema(auto) if auto.type not in OTHER_PATH_TYPES else {"type": "string"}
             )
-            prop.pop("default", None)  # a default here would read as "the model should send this"
+            # The same default the user sees prefilled; a field the model leaves out takes it when
+            # nobody can be asked (JSON Schema: the value assumed when absent).
             if auto.placeholder:
                 prop["examples"] = [auto.placeholder]
             properties[auto.name] = prop

@@ -16,6 +16,10 @@ from mcpforms.models import AccessToken
 from mcpforms.protocol.server import Server
 
 ELICITATION: dict[str, Any] = {"elicitation": {"form": {}}}
+# A host that renders MCP Apps: it alone is offered the app-only submit tools.
+APPS: dict[str, Any] = {
+    "extensions": {"io.modelcontextprotocol/ui": {"mimeTypes": ["text/html;profile=mcp-app"]}}
+}
 
 
 @dataclass

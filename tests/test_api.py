@@ -260,3 +260,16 @@ def test_a_body_that_is_not_declared_json_is_415(content_type):
     response = serve(Server(), request)
     assert isinstance(response, HttpResponse) and response.status_code == 415
     assert json.loads(response.content)["error"]["code"] == -32600
+
+
+@pytest.mark.django_db
+@override_settings(MCPFORMS={"ALLOW_ANONYMOUS": True})
+def test_a_trailing_slash_reaches_the_same_endpoint():
+    from django.test import Client
+
+    payload = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": META}})
+    headers = {"MCP-Protocol-Version": VERSION, "Mcp-Method": "server/discover"}
+    for url in ("/mcp", "/mcp/"):
+        response = Client().post(url, payload, content_type="application/json", headers=headers)
+        assert response.status_code == 200, url
+        assert response.json()["result"]["supportedVersions"] == [VERSION]

@@ -123,7 +123,7 @@ def test_a_2025_era_handshake_needs_credentials_too(token):
 def test_anonymous_callers_see_and_use_only_the_tools_the_setting_names(ada, token):
     apps = APPS | {"elicitation": {}}
     assert tool_names(post("tools/list", capabilities=apps)) == ["signup", "signup_submit", "whoami"]
-    assert tool_names(post("tools/list", token=token)) == [
+    assert tool_names(post("tools/list", token=token, capabilities=apps)) == [
         "members",
         "members_submit",
         "signup",

@@ -14,7 +14,7 @@ from mcpforms.field_rows import auto_field
 from mcpforms.fields import AutoFormField, fields_for_form
 from mcpforms.models import FieldDefinition, FormDefinition, Submission
 from mcpforms.protocol.server import default_server
-from tests.core_client import CoreClient, accept, asked, assert_unknown_tool, text
+from tests.core_client import APPS, CoreClient, accept, asked, assert_unknown_tool, text
 
 pytestmark = pytest.mark.django_db
 
@@ -229,7 +229,8 @@ def test_a_permission_is_required_when_set():
 
 def test_an_admin_defined_form_lists_its_app_only_submit_tool_for_the_form_ui():
     rsvp()
-    tools = {tool["name"]: tool for tool in CoreClient(default_server).result("tools/list")["tools"]}
+    apps_host = CoreClient(default_server, capabilities=APPS)
+    tools = {tool["name"]: tool for tool in apps_host.result("tools/list")["tools"]}
     assert tools["event_rsvp"]["_meta"]["ui"]["resourceUri"] == "ui://mcpforms/event_rsvp"
     assert tools["event_rsvp_submit"]["_meta"]["ui"]["visibility"] == ["app"]
 

@@ -60,8 +60,8 @@ def test_demo_migrates_seeds_idempotently_serves_its_tools_and_shows_the_derived
     assert "2 ticket(s), 2 admin-defined form(s) added" in demo("manage.py", "seed_demo")
     assert "0 ticket(s), 0 admin-defined form(s) added" in demo("manage.py", "seed_demo")
     anonymous, staff = demo("-c", TOOLS_CHECK).splitlines()
-    # The demo lets anonymous callers sign up (the form and its UI submit tool), and nothing else.
-    assert anonymous.split() == ["signup", "signup_submit"]
+    # The demo lets anonymous callers sign up, and nothing else.
+    assert anonymous.split() == ["signup"]
     assert {"create_ticket", "event_rsvp", "feedback", "signup"} <= set(staff.split())
     page = demo("-c", PAGE_CHECK)
     assert "<code>signup</code>" in page

@@ -129,3 +129,39 @@ def test_an_output_schema_is_declared_with_the_tool():
 def test_bad_prompt_names_are_refused():
     with pytest.raises(RegistrationError, match="Prompt name 'has space' must be 1-64 characters"):
         register_prompt(SignupForm, name="has space", template="{email}", server=Server())
+
+
+class ContactForm(forms.Form):
+    """Ask to be called back."""
+
+    phone = forms.CharField()
+
+
+def test_a_decorated_function_names_its_tool_unless_a_name_is_given():
+    server = Server()
+
+    @register(ContactForm, server=server)
+    def call_me_back(request, form):
+        return "soon"
+
+    @register(ContactForm, server=server, name="contact_sales")
+    def sales(request, form):
+        return "sales"
+
+    register(ContactForm, server=server)  # no function: the form names the tool
+
+    tools = registry_for(server).tools
+    assert sorted(tools) == ["call_me_back", "contact", "contact_sales"]
+    assert tools["call_me_back"].title == "Call me back"
+    served = [tool.name for tool in server.tools.all() if not tool.name.endswith("_submit")]
+    assert served == ["call_me_back", "contact", "contact_sales"]
+
+
+def test_a_decorated_name_that_clashes_is_refused():
+    server = Server()
+    register(ContactForm, server=server, name="callback")
+    with pytest.raises(RegistrationError, match="'callback' is already registered"):
+
+        @register(ContactForm, server=server)
+        def callback(request, form):
+            return "twice"

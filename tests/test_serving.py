@@ -13,10 +13,8 @@ from mcpforms.protocol.server import Server
 from mcpforms.registry import register
 from mcpforms.serving import choose_way
 from mcpforms.tools import tool_class
-from tests.core_client import CoreClient, asked
+from tests.core_client import APPS, CoreClient, asked
 from tests.forms import SignupForm
-
-APPS = {"extensions": {"io.modelcontextprotocol/ui": {"mimeTypes": ["text/html;profile=mcp-app"]}}}
 
 
 def context(capabilities: dict[str, Any]) -> RequestContext:
@@ -62,3 +60,17 @@ def test_a_call_to_a_code_registered_tool_runs_no_sql_before_its_handler():
     # The handler runs in a transaction (its writes commit or roll back together): SQLite's BEGIN is the
     # only statement before it, and PostgreSQL sends none. No catalog version, no lookup.
     assert seen_by_the_handler in ([[]], [["BEGIN"]])
+
+
+@pytest.mark.django_db
+def test_the_app_only_submit_tool_exists_only_for_hosts_that_render_the_ui():
+    server = Server()
+    register(SignupForm, server=server)
+    plain = CoreClient(server)  # elicitation, no MCP Apps
+    assert [tool["name"] for tool in plain.result("tools/list")["tools"]] == ["signup"]
+    unknown = plain.send("tools/call", {"name": "signup_submit", "arguments": {"email": "a@b.co"}})["error"]
+    assert unknown == {"code": -32602, "message": "Unknown tool: signup_submit"}
+    host = CoreClient(server, capabilities=APPS)
+    assert [tool["name"] for tool in host.result("tools/list")["tools"]] == ["signup", "signup_submit"]
+    done = host.call("signup_submit", {"email": "ada@example.com", "plan": "pro"})
+    assert done["structuredContent"]["email"] == "ada@example.com"

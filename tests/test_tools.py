@@ -13,7 +13,7 @@ import mcpforms
 from mcpforms.protocol.server import Server
 from mcpforms.registry import register, registry_for
 from mcpforms.tools import FormTool, RegistrationError, tool_class
-from tests.core_client import CoreClient, asked, assert_unknown_tool, text
+from tests.core_client import APPS, CoreClient, asked, assert_unknown_tool, text
 from tests.forms import SignupForm
 from tests.testapp.models import Gadget
 
@@ -58,6 +58,7 @@ def serve(tool: type[FormTool], *, user: Any = None) -> CoreClient:
 
 def test_a_subclass_is_listed_with_its_options():
     client = serve(RestockTool, user=staff("ada"))
+    client.capabilities = {**client.capabilities, **APPS}  # a host that renders the form UI
     tools = {tool["name"]: tool for tool in client.result("tools/list")["tools"]}
     assert set(tools) == {"restock", "restock_submit"}  # the submit tool of its form UI
     listed = tools["restock"]
@@ -196,3 +197,30 @@ def test_a_form_whose_init_needs_the_user_is_listed_checked_and_asked_per_caller
     offered = asked(first, "team")["requestedSchema"]["properties"]["team"]["oneOf"]
     assert [option["const"] for option in offered] == ["blue", "green"]
     assert client.call("team", {"team": "green"})["structuredContent"] == {"team": "green"}
+
+
+class NewGadgetForm(forms.ModelForm):
+    class Meta:
+        model = Gadget
+        fields = ["name", "slug", "stock"]
+
+
+def test_a_default_is_in_the_input_schema_and_taken_when_nobody_can_be_asked():
+    server = Server()
+    register(NewGadgetForm, server=server, name="add_gadget")
+    (listed,) = [t for t in CoreClient(server).result("tools/list")["tools"] if t["name"] == "add_gadget"]
+    assert listed["inputSchema"]["properties"]["stock"]["default"] == 0
+    assert "default" not in listed["inputSchema"]["properties"]["name"]
+
+    # No elicitation: the model left stock out, so it takes its default instead of "This field is required."
+    no_elicitation = CoreClient(server, capabilities={})
+    done = no_elicitation.call("add_gadget", {"name": "Lamp", "slug": "lamp"})
+    assert not done.get("isError"), text(done)
+    assert Gadget.objects.get(name="Lamp").stock == 0
+    # Still required where there is no default: the error names the field.
+    refused = no_elicitation.call("add_gadget", {"slug": "desk"})
+    assert refused["isError"] and "name" in text(refused).lower()
+
+    # A client that can ask shows the user the default, prefilled, and it is the user's to change.
+    first = CoreClient(server).call("add_gadget", {"name": "Desk", "slug": "desk"})
+    assert asked(first, "add_gadget")["requestedSchema"]["properties"]["stock"]["default"] == 0

@@ -83,7 +83,7 @@ def test_discover_advertises_the_apps_extension(server):
 
 
 def test_the_tool_links_its_ui_and_the_submit_tool_is_app_only(server):
-    tools = {tool["name"]: tool for tool in CoreClient(server).result("tools/list")["tools"]}
+    tools = {tool["name"]: tool for tool in CoreClient(server, APPS).result("tools/list")["tools"]}
     assert tools["signup"]["_meta"]["ui"] == {"resourceUri": "ui://mcpforms/signup"}
     assert tools["signup"]["_meta"]["ui/resourceUri"] == "ui://mcpforms/signup"
     submit = tools["signup_submit"]

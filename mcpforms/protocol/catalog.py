@@ -74,6 +74,11 @@ class Catalog(Generic[T]):
     def __bool__(self) -> bool:
         return bool(self._static or self._feeds)
 
+    def declared(self) -> tuple[T, ...]:
+        """The items added one by one, without reading any source (which may need a database)."""
+        with self._lock:
+            return tuple(self._static.values())
+
     def all(self) -> tuple[T, ...]:
         """Return every item, sorted by key (deterministic, spec §4.2)."""
         with self._lock:

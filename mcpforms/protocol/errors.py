@@ -70,11 +70,14 @@ def header_mismatch(message: str) -> ProtocolError:
     return ProtocolError(HEADER_MISMATCH, f"Header mismatch: {message}")
 
 
-def unsupported_version(requested: str, supported: list[str]) -> ProtocolError:
-    # Both members are required, and `supported` must be a subset of server/discover's list (spec §1.2).
+def unsupported_version(requested: str, supported: list[str], *, handshake: list[str]) -> ProtocolError:
+    """-32022, saying what would work: a version this server takes in ``_meta``, or the ``initialize``
+    handshake of the versions in ``handshake``."""
+    # Both data members are required, and `supported` must be a subset of server/discover's (spec §1.2).
     return ProtocolError(
         UNSUPPORTED_PROTOCOL_VERSION,
-        "Unsupported protocol version",
+        f"Unsupported protocol version {requested!r}: send {' or '.join(supported)} in _meta, or open "
+        f"with an initialize request for {', '.join(handshake)}; upgrading the client may be needed",
         {"supported": supported, "requested": requested},
     )
 

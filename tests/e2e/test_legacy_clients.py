@@ -97,7 +97,7 @@ def test_a_legacy_client_with_a_token_acts_for_its_user_and_one_without_sees_onl
         return seen_anonymously, seen_by_staff, ticket
 
     seen_anonymously, seen_by_staff, ticket = asyncio.run(scenario())
-    assert seen_anonymously == ["signup", "signup_submit"]
+    assert seen_anonymously == ["signup"]  # no MCP Apps declared: no app-only submit tool either
     assert "create_ticket" in seen_by_staff
     assert not ticket.is_error and ticket.structured_content is not None
     pk = ticket.structured_content["pk"]

@@ -62,6 +62,11 @@ def test_unsupported_version_names_the_supported_ones():
     with pytest.raises(ProtocolError) as raised:
         read_envelope(message(params, "server/discover"), None)
     assert raised.value.data == {"supported": [VERSION], "requested": "1900-01-01"}
+    # ...and says what would work, for the person reading a client's error.
+    assert str(raised.value) == (
+        "Unsupported protocol version '1900-01-01': send 2026-07-28 in _meta, or open with an initialize "
+        "request for 2025-11-25, 2025-06-18, 2025-03-26; upgrading the client may be needed"
+    )
 
 
 @pytest.mark.parametrize(

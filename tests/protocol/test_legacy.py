@@ -187,3 +187,11 @@ def test_an_mcp_apps_host_gets_the_form_ui_on_a_2025_session(server):
         "tools/call", {"name": "signup_submit", "arguments": {"email": "ada@example.com", "plan": "pro"}}
     )
     assert submitted["structuredContent"]["email"] == "ada@example.com"
+
+
+def test_a_2025_session_lists_the_app_only_submit_tool_only_when_it_declared_mcp_apps(server):
+    apps = {"extensions": {"io.modelcontextprotocol/ui": {"mimeTypes": ["text/html;profile=mcp-app"]}}}
+    names = [tool["name"] for tool in LegacyClient(server, capabilities=apps).result("tools/list")["tools"]]
+    assert names == ["signup", "signup_submit"]
+    plain = LegacyClient(server, capabilities={"elicitation": {}})
+    assert [tool["name"] for tool in plain.result("tools/list")["tools"]] == ["signup"]
