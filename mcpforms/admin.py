@@ -16,7 +16,7 @@ from django.utils.html import format_html
 
 from mcpforms.conf import conf
 from mcpforms.definitions import definition_form_class
-from mcpforms.field_rows import DefinitionError, auto_field
+from mcpforms.field_rows import DefinitionError, auto_field, plain_number
 from mcpforms.models import AccessToken, FieldDefinition, FormDefinition, Submission
 from mcpforms.protocol.server import default_server
 from mcpforms.registry import registry_for
@@ -29,41 +29,57 @@ if TYPE_CHECKING:
     FieldDefinitionModelForm = forms.ModelForm[FieldDefinition]
     FormDefinitionModelForm = forms.ModelForm[FormDefinition]
     SubmissionModelForm = forms.ModelForm[Submission]
-    FieldDefinitionTabularInline = admin.TabularInline[FieldDefinition, FormDefinition]
+    FieldDefinitionStackedInline = admin.StackedInline[FieldDefinition, FormDefinition]
     FormDefinitionModelAdmin = admin.ModelAdmin[FormDefinition]
     SubmissionModelAdmin = admin.ModelAdmin[Submission]
 else:
     FieldDefinitionModelForm = FormDefinitionModelForm = SubmissionModelForm = forms.ModelForm
-    FieldDefinitionTabularInline = admin.TabularInline
+    FieldDefinitionStackedInline = admin.StackedInline
     FormDefinitionModelAdmin = SubmissionModelAdmin = admin.ModelAdmin
+
+
+class PlainNumberField(forms.FloatField):
+    """A min or max as staff typed it: ``100``, not the ``100.0`` its float column holds."""
+
+    def prepare_value(self, value: Any) -> Any:
+        return plain_number(value) if isinstance(value, float) else value
 
 
 class FieldDefinitionForm(FieldDefinitionModelForm):
     class Meta:
         model = FieldDefinition
         fields = "__all__"
-        widgets = {"choices": forms.Textarea(attrs={"rows": 3, "cols": 24})}
+        field_classes = {"min": PlainNumberField, "max": PlainNumberField}
+        widgets = {"choices": forms.Textarea(attrs={"rows": 3, "cols": 40})}
 
 
-class FieldDefinitionInline(FieldDefinitionTabularInline):
+class FieldDefinitionInline(FieldDefinitionStackedInline):
+    """One block per field, so the page fits a laptop's window: what every field needs on two lines, the rest
+    under "More options", folded while empty (mcpforms/admin.js) and unfolded by Django on an error."""
+
     model = FieldDefinition
     form = FieldDefinitionForm
+    verbose_name = "field"
+    verbose_name_plural = "fields"
     extra = 1
     min_num = 1
-    fields = [
-        "order",
-        "name",
-        "label",
-        "type",
-        "required",
-        "help_text",
-        "min",
-        "max",
-        "choices",
-        "multiple",
-        "default",
-        "placeholder",
+    classes = ["mcpforms-fields"]
+    fieldsets = [
+        (None, {"fields": [("name", "label"), ("type", "required", "order")]}),
+        # One input per line here: Django unfolds a folded fieldset with an error only when the input is on
+        # a line of its own (Fieldset.is_collapsible looks for the name among the lines).
+        (
+            "More options",
+            {
+                "classes": ["collapse"],
+                "fields": ["choices", "multiple", "min", "max", "default", "placeholder", "help_text"],
+            },
+        ),
     ]
+
+    class Media:
+        css = {"all": ["mcpforms/admin.css"]}
+        js = ["mcpforms/admin.js"]
 
     def get_max_num(self, request: HttpRequest, obj: FormDefinition | None = None, **kwargs: Any) -> int:
         # A form with more fields would never be offered as a tool (mcpforms.tools.check_convertible).
@@ -118,6 +134,19 @@ class FormDefinitionAdmin(FormDefinitionModelAdmin):
             return definition_form_class(definition)
         except DefinitionError:
             return None
+
+    def save_formset(self, request: HttpRequest, form: Any, formset: Any, change: bool) -> None:
+        if formset.model is not FieldDefinition:
+            super().save_formset(request, form, formset, change)
+            return
+        # One save in the admin is one new version: save_model() already made it (a new definition starts
+        # at 1), so the rows saved after it, in the same transaction, must not each add another.
+        rows = formset.save(commit=False)
+        for row in formset.deleted_objects:
+            row.delete(touch=False)
+        for row in rows:
+            row.save(touch=False)
+        formset.save_m2m()
 
     @admin.display(description="Elicitation schema")
     def schema_preview(self, definition: FormDefinition) -> str:

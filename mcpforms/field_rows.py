@@ -58,7 +58,9 @@ def parse_choices(text: str) -> tuple[Option, ...]:
     return tuple(options)
 
 
-def _bound(value: float | None) -> int | float | None:
+def plain_number(value: float | None) -> int | float | None:
+    """A whole number as an int (``100``, never ``100.0``): min and max are stored as floats, and are most
+    often a length or a count."""
     return int(value) if value is not None and float(value).is_integer() else value
 
 
@@ -88,7 +90,7 @@ def parse_default(field: AutoFormField, text: str) -> Any:
         if field.type == "integer":
             return int(text)
         if field.type in ("number", "range"):
-            return _bound(float(text))
+            return plain_number(float(text))
         if field.type == "date":
             return datetime.date.fromisoformat(text).isoformat()
         if field.type == "datetime":
@@ -134,8 +136,8 @@ def auto_field(row: FieldRow) -> AutoFormField:
         required=row.required,
         options=options,
         multiple=row.multiple,
-        min=_bound(row.min),
-        max=_bound(row.max),
+        min=plain_number(row.min),
+        max=plain_number(row.max),
         description=row.help_text,
         placeholder=row.placeholder,
     )

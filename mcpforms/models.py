@@ -157,13 +157,17 @@ class FieldDefinition(models.Model):
         except DefinitionError as error:
             raise ValidationError({error.field: str(error)} if error.field else str(error)) from None
 
-    def save(self, *args: Any, **kwargs: Any) -> None:
+    # touch=False when the definition itself is saved in the same change (the admin saves it, then its
+    # rows): its save() already made the new version, and one change must be one version, not one per row.
+    def save(self, *args: Any, touch: bool = True, **kwargs: Any) -> None:
         super().save(*args, **kwargs)
-        self.definition.touch()
+        if touch:
+            self.definition.touch()
 
-    def delete(self, *args: Any, **kwargs: Any) -> tuple[int, dict[str, int]]:
+    def delete(self, *args: Any, touch: bool = True, **kwargs: Any) -> tuple[int, dict[str, int]]:
         deleted = super().delete(*args, **kwargs)
-        self.definition.touch()
+        if touch:
+            self.definition.touch()
         return deleted
 
 

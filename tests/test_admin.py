@@ -8,6 +8,7 @@ import json
 from typing import Any
 
 import pytest
+from django.contrib.admin.utils import flatten_fieldsets
 from django.contrib.auth.models import User
 from django.test import Client
 from django.urls import reverse
@@ -17,8 +18,8 @@ from mcpforms.models import FieldDefinition, FormDefinition, Submission
 
 pytestmark = pytest.mark.django_db
 
-# The inline's columns, as the admin posts them.
-FIELD_KEYS = [name for name in FieldDefinitionInline.fields or () if isinstance(name, str)]
+# The inline's inputs, as the admin posts them.
+FIELD_KEYS = flatten_fieldsets(FieldDefinitionInline.fieldsets or [])
 
 
 @pytest.fixture
@@ -126,20 +127,82 @@ def test_a_duplicate_tool_name_is_an_error(staff):
     assert "Form definition with this Tool name already exists." in response.content.decode()
 
 
+def change(staff: Client, definition: FormDefinition, fields: list[dict[str, Any]], **overrides: Any):
+    """Post the change form of ``definition``: its saved rows first, in their order, then any new ones."""
+    saved = list(definition.fields.all())
+    data = definition_post(fields, **overrides)
+    data["fields-INITIAL_FORMS"] = str(len(saved))
+    for index, field in enumerate(saved):
+        data[f"fields-{index}-id"] = str(field.pk)
+        data[f"fields-{index}-definition"] = str(definition.pk)
+    return staff.post(reverse("admin:mcpforms_formdefinition_change", args=[definition.pk]), data)
+
+
 def test_editing_in_the_admin_bumps_the_version(staff):
     add(staff, RSVP_FIELDS)
     definition = FormDefinition.objects.get()
     before = definition.version
-    data = definition_post(RSVP_FIELDS, title="Summer party")
-    data["fields-INITIAL_FORMS"] = "3"
-    for index, field in enumerate(definition.fields.all()):
-        data[f"fields-{index}-id"] = str(field.pk)
-        data[f"fields-{index}-definition"] = str(definition.pk)
-    response = staff.post(reverse("admin:mcpforms_formdefinition_change", args=[definition.pk]), data)
+    response = change(staff, definition, RSVP_FIELDS, title="Summer party")
     assert response.status_code == 302
     definition.refresh_from_db()
     assert definition.title == "Summer party"
-    assert definition.version > before
+    assert definition.version == before + 1
+
+
+def test_a_new_definition_is_version_1_and_each_save_adds_one_whatever_its_rows(staff):
+    assert add(staff, RSVP_FIELDS).status_code == 302  # one definition and three rows: one change
+    definition = FormDefinition.objects.get()
+    assert definition.version == 1
+    page = staff.get(reverse("admin:mcpforms_formdefinition_change", args=[definition.pk])).content.decode()
+    assert '<div class="readonly">1</div>' in page
+
+    # One row edited, one deleted, one added: still one save, one new version.
+    fields: list[dict[str, Any]] = [
+        {**RSVP_FIELDS[0], "label": "Your name"},
+        RSVP_FIELDS[1],
+        RSVP_FIELDS[2],
+        {"name": "note"},
+    ]
+    response = change(staff, definition, fields, **{"fields-1-DELETE": "on"})
+    assert response.status_code == 302
+    definition.refresh_from_db()
+    assert [field.name for field in definition.fields.all()] == ["name", "guests", "note"]
+    assert definition.fields.get(name="name").label == "Your name"
+    assert definition.version == 2
+
+    # Saved again with nothing changed: a save is a save (an earlier requestState is refused either way).
+    assert change(staff, definition, [RSVP_FIELDS[0], RSVP_FIELDS[2], {"name": "note"}]).status_code == 302
+    definition.refresh_from_db()
+    assert definition.version == 3
+
+
+def test_whole_numbers_show_as_typed_never_as_floats(staff):
+    fields = [{"name": "name", "max": 100}, {"name": "score", "type": "number", "min": -1.5, "max": 2}]
+    assert add(staff, fields).status_code == 302
+    definition = FormDefinition.objects.get()
+    page = staff.get(reverse("admin:mcpforms_formdefinition_change", args=[definition.pk])).content.decode()
+    assert 'name="fields-0-max" value="100"' in page
+    assert 'name="fields-1-min" value="-1.5"' in page  # a fraction stays one
+    assert 'name="fields-1-max" value="2"' in page
+    assert "100.0" not in page  # nor anywhere else, the schema preview included
+
+    # What staff typed is shown back as typed when the form has an error elsewhere.
+    response = add(staff, [{"name": "name", "max": "100.0"}], name="has space")
+    assert 'name="fields-0-max" value="100.0"' in response.content.decode()
+
+
+def test_the_inline_fits_a_window_and_an_error_unfolds_the_options_it_is_in(staff):
+    response = add(staff, [{"name": "n", "type": "integer", "min": 5, "max": 1}, {"name": "fine"}])
+    assert response.status_code == 200
+    (inline,) = response.context["inline_admin_formsets"]
+    assert inline.opts.template == "admin/edit_inline/stacked.html"
+    # Per field: the main fieldset, then "More options", folded unless it holds an error. The last form is
+    # the empty one "Add another" copies.
+    folded = [[fieldset.is_collapsible for fieldset in form] for form in inline]
+    assert folded == [[False, False], [False, True], [False, True]]
+    page = response.content.decode()
+    assert 'id="id_fields-0-max_error"' in page
+    assert "mcpforms/admin.css" in page and "mcpforms/admin.js" in page
 
 
 def submissions(definition: FormDefinition) -> list[Submission]:

@@ -106,6 +106,22 @@ def test_every_change_moves_the_catalog_version():
     assert catalog_version() != after_create
 
 
+def test_rows_saved_along_with_their_definition_make_one_version_not_one_each():
+    definition = FormDefinition.objects.create(name="quiz", title="Quiz", description="Three questions.")
+    for order in range(3):  # as the admin saves them, right after the definition
+        FieldDefinition(definition=definition, order=order, name=f"q{order}").save(touch=False)
+    definition.refresh_from_db()
+    assert definition.version == 1
+    row = definition.fields.get(name="q0")
+    row.label = "First question"
+    row.save()  # a row edited on its own (the shell, a data migration) still makes a new version
+    definition.refresh_from_db()
+    assert definition.version == 2
+    row.delete(touch=False)
+    definition.refresh_from_db()
+    assert definition.version == 2
+
+
 def test_a_broken_definition_is_left_out_not_a_broken_list(caplog):
     rsvp()
     broken = FormDefinition.objects.create(name="broken", title="Broken", description="x")

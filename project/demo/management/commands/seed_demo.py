@@ -92,7 +92,8 @@ class Command(BaseCommand):
             if was_created:
                 forms_added += 1
                 for order, field in enumerate(fields):
-                    FieldDefinition.objects.create(definition=definition, order=order, **field)
+                    # Rows made with their definition: one version for the whole form, as in the admin.
+                    FieldDefinition(definition=definition, order=order, **field).save(touch=False)
         users = get_user_model().objects
         if not users.filter(username=STAFF_USERNAME).exists():
             users.create_superuser(STAFF_USERNAME, "staff@example.com", STAFF_PASSWORD)
