@@ -2,19 +2,26 @@
 
 ``display_form`` mirrors the prefab API: the same field list becomes either a UI form the host renders or
 an input_required request the client fills in natively, so both ask exactly the same thing. The HTML comes
-from the overridable template ``mcpforms/form.html`` through Django's own form rendering.
+from overridable templates through Django's own form rendering: ``mcpforms/form.html`` (the form, both
+modes; each field from ``mcpforms/field.html``), ``mcpforms/url_done.html`` (the URL-mode page once
+submitted), both extending ``mcpforms/base.html`` (the document and its styles).
 """
 
 from __future__ import annotations
 
+import datetime
 import hashlib
 import logging
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, TypedDict
 
 from django import forms
+from django.core.files import File
+from django.db.models import Model, QuerySet
 from django.http import HttpRequest
 from django.template.loader import render_to_string
+from django.utils import formats, timezone
 
 from mcpforms.fields import AutoFormField, fields_for_form
 from mcpforms.flow import Way
@@ -32,6 +39,8 @@ MIME_TYPE = "text/html;profile=mcp-app"
 UI_PROTOCOL_VERSION = "2026-01-26"
 URI_PREFIX = "ui://mcpforms/"
 TEMPLATE = "mcpforms/form.html"
+# The URL-mode page once submitted: a confirmation for the user, never the raw tool result.
+TEMPLATE_DONE = "mcpforms/url_done.html"
 # Everything is inline, so the App needs no origin at all (spec §11.3: hosts deny what is not declared).
 RESOURCE_META: dict[str, Any] = {
     "ui": {"csp": {"connectDomains": [], "resourceDomains": []}, "prefersBorder": True}
@@ -90,13 +99,40 @@ _PICKERS: tuple[tuple[type[forms.Widget], str, str], ...] = (
 )
 
 
-def _prepare(form: forms.BaseForm, page_only: set[str], *, mode: Way) -> list[forms.BoundField]:
-    """Return the bound fields to show, each input described by its help text and its error box."""
+def _checkboxes(widget: forms.SelectMultiple) -> forms.CheckboxSelectMultiple:
+    """The same choices as checkboxes: a list box hides what is picked and needs ctrl-click to pick more.
+    The values submitted are the same (a list of the checked values under the field's name)."""
+    boxes = forms.CheckboxSelectMultiple(attrs=widget.attrs)
+    boxes.choices = widget.choices
+    boxes.is_required = widget.is_required
+    boxes.is_localized = widget.is_localized
+    return boxes
+
+
+@dataclass(frozen=True)
+class ShownForm:
+    """A form made ready to show: the bound fields in order, what the page's script needs to know of each
+    (``name``, ``id`` and how to type its value, ``kind``), and which fields only a page may collect."""
+
+    fields: list[forms.BoundField]
+    config: list[dict[str, str]]
+    page_only: frozenset[str]
+
+
+def show_form(form: forms.BaseForm, *, mode: Way) -> ShownForm:
+    """Prepare ``form`` the way ``mcpforms/form.html`` shows it: native date pickers, checkboxes for
+    multi-selects, each input described by its help text and its error box; in ``mode="app"`` without the
+    password and file fields, which only the URL-mode page collects."""
+    autos = {auto.name: auto for auto in fields_for_form(form)}
+    page_only = frozenset(name for name, auto in autos.items() if auto.page_only)
     shown = []
     for bound in form.visible_fields():
         if mode == "app" and bound.name in page_only:
             continue
         widget = bound.field.widget
+        auto = autos.get(bound.name)
+        if auto is not None and auto.multiple and type(widget) is forms.SelectMultiple:
+            widget = bound.field.widget = _checkboxes(widget)  # subclasses keep the widget they chose
         for widget_class, input_type, date_format in _PICKERS:
             if type(widget) is widget_class:  # subclasses may have their own idea of the format
                 widget.input_type = input_type  # type: ignore[attr-defined]
@@ -107,7 +143,11 @@ def _prepare(form: forms.BaseForm, page_only: set[str], *, mode: Way) -> list[fo
             described.insert(0, f"{bound.auto_id}_helptext")
         widget.attrs["aria-describedby"] = " ".join(described)
         shown.append(bound)
-    return shown
+    config = [
+        {"name": b.html_name, "id": b.auto_id, "kind": _kind(autos[b.name]) if b.name in autos else "text"}
+        for b in shown
+    ]
+    return ShownForm(fields=shown, config=config, page_only=page_only)
 
 
 def render_form(
@@ -124,18 +164,15 @@ def render_form(
     """Render ``mcpforms/form.html``: the App (``mode="app"``, submitting to the tool ``submit``) or the
     URL-mode page (``mode="url"``, an ordinary POST); ``result`` shows a completed submission instead, and
     ``notice`` a message (with no form: an expired link, say)."""
-    autos = fields_for_form(form) if form is not None else []
-    page_only = {auto.name for auto in autos if auto.page_only}
-    fields = _prepare(form, page_only, mode=mode) if form is not None else []
-    kinds = {auto.name: _kind(auto) for auto in autos}
+    shown = show_form(form, mode=mode) if form is not None else None
     config = {
         "submit": submit,
         "protocolVersion": UI_PROTOCOL_VERSION,
-        "fields": [{"name": b.html_name, "id": b.auto_id, "kind": kinds.get(b.name, "text")} for b in fields],
+        "fields": shown.config if shown is not None else [],
     }
     context = {
         "form": form,
-        "fields": fields,
+        "fields": shown.fields if shown is not None else [],
         "title": title,
         "description": description,
         "mode": mode,
@@ -144,6 +181,58 @@ def render_form(
         "notice": notice,
     }
     return render_to_string(TEMPLATE, context, request=request)
+
+
+def _readable(auto: AutoFormField, field: forms.Field, value: Any) -> str:
+    """One submitted value as the user reads it: choice labels rather than keys, Yes or No, file names."""
+    if value is None or value == "" or value == []:
+        return ""
+    if isinstance(value, bool):
+        return "Yes" if value else "No"
+    if isinstance(value, QuerySet | list | tuple):
+        return ", ".join(_readable(auto, field, item) for item in value)
+    if isinstance(value, Model):
+        label_from_instance = getattr(field, "label_from_instance", str)
+        return str(label_from_instance(value))
+    if isinstance(value, File):
+        return str(value.name)
+    if auto.options:
+        labels = {str(option.value): option.label for option in auto.options}
+        return labels.get(str(value), str(value))
+    if isinstance(value, datetime.datetime) and timezone.is_aware(value):
+        value = timezone.localtime(value)
+    return str(formats.localize(value))
+
+
+def submitted_values(form: forms.BaseForm) -> list[tuple[str, str]]:
+    """A valid form's values as (label, text) pairs in form order, secrets and hidden fields left out."""
+    autos = fields_for_form(form)
+    cleaned = getattr(form, "cleaned_data", {})
+    return [
+        (auto.label, _readable(auto, form.fields[auto.name], cleaned.get(auto.name)))
+        for auto in autos
+        if not auto.secret and auto.type != "hidden" and auto.name in form.fields
+    ]
+
+
+def render_done(
+    form: forms.BaseForm,
+    *,
+    title: str,
+    result: Mapping[str, Any] | None = None,
+    request: HttpRequest | None = None,
+) -> str:
+    """Render ``mcpforms/url_done.html``, the URL-mode page once the form is submitted: what the user
+    sent (never a password) and where to go next. ``result`` is the tool's CallToolResult, for templates
+    that want to show it; the default one does not, since it is written for the model."""
+    context = {
+        "form": form,
+        "title": title,
+        "values": submitted_values(form),
+        "result": result,
+        "mode": "url",
+    }
+    return render_to_string(TEMPLATE_DONE, context, request=request)
 
 
 def read_result(uri: str, html: str) -> dict[str, Any]:

@@ -34,15 +34,6 @@ def _notice(request: HttpRequest, title: str, text: str, *, status: int) -> Http
     return HttpResponse(html, status=status)
 
 
-def _result_text(result: dict[str, object]) -> str:
-    blocks = result.get("content")
-    if not isinstance(blocks, list):
-        return ""
-    return "\n".join(
-        str(b.get("text", "")) for b in blocks if isinstance(b, dict) and b.get("type") == "text"
-    )
-
-
 @never_cache
 @require_http_methods(["GET", "POST"])
 def page(request: HttpRequest, token: str) -> HttpResponse:
@@ -126,7 +117,6 @@ def _submit(
             )
         result = serving.run_handler(form_tool, ctx, form)
         UrlElicitation.objects.filter(pk=row.pk).update(result=result)
-    html = ui.render_form(
-        form, title=form_tool.title, mode="url", result=_result_text(result), request=request
-    )
-    return HttpResponse(html)
+    # The user reads a confirmation of what they sent (``mcpforms/url_done.html``); the tool's result is
+    # written for the model, which gets it on the client's retry.
+    return HttpResponse(ui.render_done(form, title=form_tool.title, result=result, request=request))

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from django import forms
+from django.http import QueryDict
 from django.test import override_settings
 
 from mcpforms import display_form, form_schema
@@ -19,8 +20,10 @@ from mcpforms.ui import (
     EXTENSION_ID,
     MIME_TYPE,
     form_resource,
+    render_done,
     render_form,
     submit_name,
+    submitted_values,
     supports_apps,
 )
 from tests.core_client import CoreClient, asked, assert_unknown_tool, text
@@ -356,3 +359,175 @@ def test_a_form_the_user_must_always_confirm_has_no_submit_tool_a_model_could_ca
     apps = {"extensions": {"io.modelcontextprotocol/ui": {"mimeTypes": ["text/html;profile=mcp-app"]}}}
     first = CoreClient(server, capabilities={**apps, "elicitation": {}}).call("confirm", {"email": "a@b.co"})
     assert first["resultType"] == "input_required"  # an elicitation, even on an MCP Apps host
+
+
+# Multi-selects as checkboxes --------------------------------------------------------------------------------
+
+
+class Toppings(forms.Form):
+    toppings = forms.MultipleChoiceField(choices=[("ham", "Ham"), ("egg", "Egg"), ("cheese", "Cheese")])
+    extras = forms.TypedMultipleChoiceField(choices=[(1, "One"), (2, "Two")], coerce=int, required=False)
+
+
+class ListBox(forms.SelectMultiple):
+    """A widget of the project's own: mcpforms keeps it."""
+
+
+@pytest.mark.parametrize("mode", ["app", "url"])
+def test_a_multi_select_is_a_group_of_checkboxes_in_both_modes(mode):
+    html = render_form(Toppings(), title="Order", mode=mode)
+    boxes = re.findall(
+        r'<input type="checkbox" name="toppings" value="(\w+)"[^>]*id="(id_toppings_\d)"', html
+    )
+    assert boxes == [("ham", "id_toppings_0"), ("egg", "id_toppings_1"), ("cheese", "id_toppings_2")]
+    assert "<select" not in html
+    page = parse(html)
+    assert {box_id for _, box_id in boxes} <= page.labels  # each checkbox has its label
+    assert "<legend>Toppings" in html  # the group is named once, by its legend
+    assert 'aria-describedby="id_toppings_error"' in html
+    assert page.ids["id_toppings_error"]["role"] == "alert"
+    if mode == "app":
+        assert '{"name": "toppings", "id": "id_toppings", "kind": "multiple"}' in html  # a list, typed
+
+
+def test_checkboxes_submit_the_same_values_as_the_list_box():
+    data = QueryDict("toppings=ham&toppings=cheese&extras=2")
+    shown = Toppings(data=data)
+    render_form(shown, title="Order", mode="url")
+    assert type(shown.fields["toppings"].widget) is forms.CheckboxSelectMultiple
+    plain = Toppings(data=data)
+    assert shown.is_valid() and plain.is_valid()
+    assert shown.cleaned_data == plain.cleaned_data == {"toppings": ["ham", "cheese"], "extras": [2]}
+    # The class's own fields are untouched: only this form instance shows checkboxes.
+    assert type(Toppings.base_fields["toppings"].widget) is forms.SelectMultiple
+
+
+@pytest.mark.django_db
+def test_a_model_multi_select_is_checkboxes_too():
+    from tests.testapp.models import Colour
+
+    red = Colour.objects.create(name="Red", code="#f00")
+    Colour.objects.create(name="Blue", code="#00f")
+
+    class Palette(forms.Form):
+        palette = forms.ModelMultipleChoiceField(queryset=Colour.objects.all())
+
+    html = render_form(Palette(), title="Palette", mode="app")
+    assert re.findall(r'type="checkbox" name="palette" value="(\d+)"', html) == [
+        str(pk) for pk in Colour.objects.values_list("pk", flat=True)
+    ]
+    bound = Palette(data=QueryDict(f"palette={red.pk}"))
+    render_form(bound, title="Palette", mode="url")
+    assert bound.is_valid() and list(bound.cleaned_data["palette"]) == [red]
+
+
+def test_a_widget_of_the_projects_own_is_kept():
+    class Own(forms.Form):
+        picks = forms.MultipleChoiceField(choices=[("a", "A")], widget=ListBox)
+
+    html = render_form(Own(), title="Own", mode="url")
+    assert '<select name="picks"' in html and "multiple" in html
+
+
+# The App outside a host -------------------------------------------------------------------------------------
+
+
+def test_the_app_says_it_needs_a_host_when_there_is_none(server):
+    html = CoreClient(server).result("resources/read", {"uri": "ui://mcpforms/signup"})["contents"][0]["text"]
+    notice = parse(html).ids["mcpforms-no-host"]
+    assert "hidden" in notice  # shown only when no host answers
+    assert notice["role"] == "status"
+    assert "This form runs inside an MCP host." in html
+    # No parent window at all (a plain tab), or no answer to ui/initialize in time: the form says so and
+    # disables its button instead of posting to itself.
+    assert "var standalone = window.parent === window;" in html
+    assert "setTimeout(withoutHost, 2000)" in html
+    assert "if (standalone) { withoutHost(); return; }" in html
+
+
+def test_the_url_page_has_no_host_notice():
+    html = render_form(SignupForm(), title="Sign up", mode="url")
+    assert "mcpforms-no-host" not in html
+    assert "<script" not in html
+
+
+# The URL-mode confirmation ---------------------------------------------------------------------------------
+
+
+class Booking(forms.Form):
+    name = forms.CharField()
+    password = forms.CharField(widget=forms.PasswordInput)
+    room = forms.ChoiceField(choices=[("s", "Single"), ("d", "Double")])
+    nights = forms.IntegerField()
+    day = forms.DateField()
+    extras = forms.MultipleChoiceField(choices=[("bf", "Breakfast"), ("pk", "Parking")], required=False)
+    newsletter = forms.BooleanField(required=False)
+    notes = forms.CharField(required=False)
+    token = forms.CharField(widget=forms.HiddenInput, required=False)
+
+
+BOOKING = QueryDict(
+    "name=Ada&password=hunter2hunter2&room=d&nights=3&day=2027-06-18&extras=bf&extras=pk&token=t0k3n"
+)
+
+
+def test_submitted_values_read_as_the_user_wrote_them_without_secrets():
+    form = Booking(data=BOOKING)
+    assert form.is_valid()
+    assert submitted_values(form) == [
+        ("Name", "Ada"),
+        ("Room", "Double"),  # the label, not the key
+        ("Nights", "3"),
+        ("Day", "June 18, 2027"),
+        ("Extras", "Breakfast, Parking"),
+        ("Newsletter", "No"),
+        ("Notes", ""),  # shown as "Not given"
+    ]
+
+
+def test_the_confirmation_page_shows_what_was_sent_and_what_to_do_next():
+    form = Booking(data=BOOKING)
+    assert form.is_valid()
+    result = {
+        "content": [{"type": "text", "text": '{"booked": true}'}],
+        "structuredContent": {"booked": True},
+    }
+    html = render_done(form, title="Book a room", result=result)
+    assert '<h1 id="mcpforms-title">Submitted.</h1>' in html
+    assert "<title>Submitted: Book a room</title>" in html
+    assert "<strong>Book a room</strong>" in html
+    assert re.search(r"<dt>Room</dt>\s*<dd>Double</dd>", html)
+    assert re.search(r"<dt>Notes</dt>\s*<dd><span class=\"empty\">Not given</span></dd>", html)
+    assert "You can close this page and return to your assistant." in html
+    assert "hunter2" not in html and "Password" not in html and "t0k3n" not in html
+    assert "booked" not in html  # the tool's result is written for the model, not shown to the user
+    assert "<script" not in html
+
+
+def test_the_confirmation_template_is_overridable(tmp_path):
+    (tmp_path / "mcpforms").mkdir()
+    (tmp_path / "mcpforms" / "url_done.html").write_text(
+        "{{ title }}: {% for label, text in values %}{{ label }}={{ text }};{% endfor %} {{ result.isError }}"
+    )
+    templates = [
+        {"BACKEND": "django.template.backends.django.DjangoTemplates", "DIRS": [tmp_path], "APP_DIRS": True}
+    ]
+    form = Booking(data=BOOKING)
+    assert form.is_valid()
+    with override_settings(TEMPLATES=templates):
+        html = render_done(form, title="Book", result={"content": [], "isError": False})
+    assert html.startswith("Book: Name=Ada;Room=Double;Nights=3;")
+    assert html.endswith(" False")
+
+
+def test_the_field_and_base_templates_are_overridable(tmp_path):
+    (tmp_path / "mcpforms").mkdir()
+    (tmp_path / "mcpforms" / "field.html").write_text("[{{ field.name }}]")
+    (tmp_path / "mcpforms" / "base.html").write_text("<main>{% block content %}{% endblock %}</main>")
+    templates = [
+        {"BACKEND": "django.template.backends.django.DjangoTemplates", "DIRS": [tmp_path], "APP_DIRS": True}
+    ]
+    with override_settings(TEMPLATES=templates):
+        html = render_form(SignupForm(), title="Sign up", mode="url")
+    assert html.startswith("<main>") and html.endswith("</main>")
+    assert "[email][plan][age][newsletter]" in html

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -242,6 +243,73 @@ def test_a_url_only_form_always_uses_the_page():
     assert Client().post(path, {"email": "ada@example.com", "plan": "pro"}).status_code == 200
     final = retry(client, "signup_page", {"email": "ada@example.com", "plan": "pro"}, first)
     assert final["structuredContent"]["email"] == "ada@example.com"
+
+
+def test_the_page_confirms_what_the_user_sent_in_words_not_json():
+    first = mcp().call("signup_page", {"email": "ada@example.com"})
+    path = page_path(first, "signup_page")
+    done = Client().post(path, {"email": "ada@example.com", "plan": "team", "newsletter": "on"})
+    assert done.status_code == 200
+    assert "mcpforms/url_done.html" in [template.name for template in done.templates]
+    html = done.content.decode()
+    assert '<h1 id="mcpforms-title">Submitted.</h1>' in html
+    assert "<strong>Signup page</strong>" in html  # the tool's title
+    rows = dict(re.findall(r"<dt>([^<]+)</dt>\s*<dd>(.*?)</dd>", html))
+    assert rows == {
+        "Email": "ada@example.com",
+        "Plan": "Team",
+        "Age": '<span class="empty">Not given</span>',
+        "Newsletter": "Yes",
+    }
+    assert "You can close this page and return to your assistant." in html
+    assert '"email"' not in html  # the tool's result is for the model: no raw JSON for the user
+
+
+def test_the_confirmation_never_shows_the_password():
+    first = mcp().call("vault", {"username": "ada"})
+    done = Client().post(page_path(first, "vault"), {"username": "ada", "password": SECRET})
+    html = done.content.decode()
+    assert re.search(r"<dt>Username</dt>\s*<dd>ada</dd>", html)
+    assert SECRET not in html and "Password" not in html
+    assert "Vault unlocked" not in html
+
+
+def test_a_project_overrides_the_confirmation(tmp_path):
+    (tmp_path / "mcpforms").mkdir()
+    (tmp_path / "mcpforms" / "url_done.html").write_text(
+        "Thanks for {{ title }}: {{ result.content.0.text }}"
+    )
+    templates = [
+        {"BACKEND": "django.template.backends.django.DjangoTemplates", "DIRS": [tmp_path], "APP_DIRS": True}
+    ]
+    first = mcp().call("vault", {"username": "ada"})
+    with override_settings(TEMPLATES=templates):
+        done = Client().post(page_path(first, "vault"), {"username": "ada", "password": SECRET})
+    assert done.content.decode() == "Thanks for Vault: Vault unlocked for ada."
+
+
+def test_the_page_shows_a_multi_select_as_checkboxes():
+    class Order(forms.Form):
+        toppings = forms.MultipleChoiceField(choices=[("ham", "Ham"), ("egg", "Egg")])
+
+    register(Order, name="order", path="url")
+    try:
+        client = mcp()
+        first = client.call("order", {"toppings": ["egg"]})
+        path = page_path(first, "order")
+        html = Client().get(path).content.decode()
+        assert re.findall(
+            r'<input type="checkbox" name="toppings" value="(\w+)"[^>]*?( checked)?>', html
+        ) == [
+            ("ham", ""),
+            ("egg", " checked"),  # prefilled with what the model passed
+        ]
+        done = Client().post(path, {"toppings": ["ham", "egg"]})
+        assert re.search(r"<dt>Toppings</dt>\s*<dd>Ham, Egg</dd>", done.content.decode())
+        final = retry(client, "order", {"toppings": ["egg"]}, first)
+        assert final["structuredContent"] == {"toppings": ["ham", "egg"]}
+    finally:
+        registry_for(default_server).unregister("order")
 
 
 def test_the_default_handler_never_echoes_a_password():

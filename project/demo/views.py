@@ -1,18 +1,224 @@
+"""The demo's home page: every tool the endpoint serves, each as a real form that calls it over MCP.
+
+The tools come from the real registry (code-registered and admin-defined alike), so what the page shows is
+what ``tools/list`` offers. Each form is rendered by mcpforms' own field template (``mcpforms/field.html``,
+prepared by ``mcpforms.ui.show_form``); its submit button sends a 2026-07-28 ``tools/call`` to the MCP
+endpoint from the browser (``static/demo/home.js``), as the signed-in user or anonymously.
+"""
+
+from __future__ import annotations
+
 import json
+import logging
+from dataclasses import dataclass, field
+from typing import Any
 
-from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
+from django import forms
+from django.contrib.auth.models import AnonymousUser
+from django.http import HttpRequest, HttpResponse, HttpResponseBase
+from django.middleware.csrf import get_token
+from django.shortcuts import redirect, render
+from django.templatetags.static import static
+from django.urls import reverse
+from django.views.decorators.csrf import ensure_csrf_cookie
 
-from mcpforms import fields_for_form, form_schema
-from project.demo.forms import SignupForm, TicketForm
+from mcpforms import form_schema, ui
+from mcpforms.conf import conf
+from mcpforms.definitions import DefinitionTool
+from mcpforms.fields import FormConversionError
+from mcpforms.protocol.context import RequestContext
+from mcpforms.protocol.server import default_server
+from mcpforms.protocol.state import principal_for
+from mcpforms.protocol.versions import MODERN
+from mcpforms.registry import registry_for
+from mcpforms.tools import ASKS_LATER, FormTool
+from project.demo.management.commands.seed_demo import STAFF_PASSWORD, STAFF_USERNAME
+
+logger = logging.getLogger(__name__)
+
+MCP_PATH = "/mcp"  # where project/urls.py mounts mcpforms.api
+TOKEN_COMMAND = f".venv/bin/python manage.py mcpforms_token create {STAFF_USERNAME}"
+ASK_MODES = {
+    "missing": "Asks the user for what is missing",
+    "always": "The user confirms every call",
+    "never": "Never asks: a plain tool",
+}
 
 
+@dataclass
+class ToolCard:
+    """One tool as the page shows it."""
+
+    name: str
+    title: str
+    description: str
+    source: str  # "code" or "admin"
+    paths: list[str]
+    ask: str
+    anonymous: bool
+    usable: bool
+    reason: str = ""
+    admin_url: str = ""
+    fields: list[forms.BoundField] = field(default_factory=list)
+    page_only: frozenset[str] = frozenset()
+    hidden: list[forms.BoundField] = field(default_factory=list)
+    config: dict[str, Any] = field(default_factory=dict)
+    schema_json: str = ""
+    definition_json: str = ""
+    broken: str = ""
+
+
+def _context(user: Any, name: str) -> RequestContext:
+    """A call of ``name`` by ``user``, as the endpoint would build it: what ``may_use`` judges."""
+    return RequestContext(
+        method="tools/call",
+        binding=name,
+        arguments={},
+        client_capabilities={},
+        meta={},
+        user=user,
+        principal=principal_for(user),
+    )
+
+
+def _paths(form_tool: FormTool) -> list[str]:
+    """The ways a client may have the form filled, as the README's table names them."""
+    autos = form_tool.fields_for(None)
+    paths = []
+    if form_tool.uses_app:
+        paths.append("MCP Apps UI")
+    if form_tool.path != "url" and any(not auto.page_only and auto.type != "hidden" for auto in autos):
+        paths.append("Form elicitation")
+    if form_tool.path == "url" or form_tool.ask == "always" or any(auto.page_only for auto in autos):
+        paths.append("URL-mode page")
+    return paths
+
+
+def _card(request: HttpRequest, form_tool: FormTool, entry: dict[str, Any]) -> ToolCard:
+    name = form_tool.name
+    signed_in = request.user.is_authenticated
+    anonymous = bool(conf.ALLOW_ANONYMOUS) and form_tool.may_use(_context(AnonymousUser(), name))
+    viewer = _context(request.user, name)
+    usable = (signed_in or anonymous) and form_tool.may_use(viewer)
+    reason = ""
+    if not usable:
+        reason = "needs-permission" if signed_in else "sign-in"
+    card = ToolCard(
+        name=name,
+        title=form_tool.title,
+        description=form_tool.description.removesuffix(ASKS_LATER).strip(),
+        source="admin" if isinstance(form_tool, DefinitionTool) else "code",
+        paths=[],
+        ask=ASK_MODES.get(form_tool.ask, form_tool.ask),
+        anonymous=anonymous,
+        usable=usable,
+        reason=reason,
+        definition_json=json.dumps(entry, indent=2),
+    )
+    if isinstance(form_tool, DefinitionTool):
+        card.admin_url = reverse("admin:mcpforms_formdefinition_change", args=[form_tool.definition_id])
+    try:
+        card.paths = _paths(form_tool)
+        # Each form gets ids of its own: several tools have an "email" field, and the page shows them all.
+        form = form_tool.form_class(auto_id=f"{name}-%s", **form_tool.get_form_kwargs(viewer))
+        shown = ui.show_form(form, mode="url")
+        card.schema_json = json.dumps(form_schema(form_tool.fields_for(viewer)), indent=2)
+    except FormConversionError as error:
+        card.broken = str(error)
+        return card
+    except Exception:  # one broken form must not take the storefront down with it
+        logger.exception("The home page cannot show the form of %r", name)
+        card.broken = "its form could not be built (the server log says why)."
+        return card
+    card.fields = shown.fields
+    card.page_only = shown.page_only
+    card.hidden = list(form.hidden_fields())
+    # The page's script sends every field it can read, typed; passwords and files stay on the URL page.
+    hidden = [{"name": b.html_name, "id": b.auto_id, "kind": "text"} for b in card.hidden]
+    card.config = {
+        "tool": name,
+        "title": form_tool.title,
+        "fields": [entry for entry in shown.config if entry["name"] not in shown.page_only] + hidden,
+        "pageOnly": sorted(shown.page_only),
+    }
+    return card
+
+
+def tool_cards(request: HttpRequest) -> tuple[list[ToolCard], list[dict[str, Any]]]:
+    """Every tool of the default server: form tools as cards, in ``tools/list`` order, and the others."""
+    registry = registry_for(default_server)
+    cards, others = [], []
+    for tool in default_server.tools.all():
+        ui_meta = (tool.meta or {}).get("ui")
+        if isinstance(ui_meta, dict) and ui_meta.get("visibility") == ["app"]:
+            continue  # a form's app-only submit tool: the form's card stands for it
+        form_tool = registry.form_tool(tool.name)
+        if form_tool is None:
+            others.append(
+                {"name": tool.name, "title": tool.title or tool.name, "description": tool.description}
+            )
+            continue
+        cards.append(_card(request, form_tool, tool.entry))
+    # What the visitor can try comes first; otherwise tools/list order.
+    cards.sort(key=lambda card: not card.usable)
+    return cards, others
+
+
+def _curl(endpoint: str) -> str:
+    """A copyable ``tools/call`` of ``signup``, with the headers and ``_meta`` 2026-07-28 asks for."""
+    arguments = json.dumps({"email": "ada@example.com", "plan": "pro"})
+    return "\n".join(
+        [
+            f"curl -s {endpoint} \\",
+            "  -H 'Content-Type: application/json' \\",
+            f"  -H 'MCP-Protocol-Version: {MODERN}' \\",
+            "  -H 'Mcp-Method: tools/call' -H 'Mcp-Name: signup' \\",
+            """  -d '{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {""",
+            """    "name": "signup",""",
+            f"""    "arguments": {arguments},""",
+            f"""    "_meta": {{"io.modelcontextprotocol/protocolVersion": "{MODERN}",""",
+            """              "io.modelcontextprotocol/clientCapabilities": {}}}}'""",
+        ]
+    )
+
+
+def _client_config(endpoint: str) -> str:
+    """The ``mcpServers`` entry most clients (Claude Desktop, Cursor, VS Code…) read."""
+    server = {"type": "http", "url": endpoint, "headers": {"Authorization": "Bearer <token>"}}
+    return json.dumps({"mcpServers": {"mcpforms-demo": server}}, indent=2)
+
+
+@ensure_csrf_cookie
 def home(request: HttpRequest) -> HttpResponse:
-    """Show each demo form next to the elicitation schema mcpforms derives from it."""
-    demos = [
-        {"name": name, "form": form_class(), "schema": form_schema(fields_for_form(form_class))}
-        for name, form_class in (("signup", SignupForm), ("create_ticket", TicketForm))
-    ]
-    for demo in demos:
-        demo["schema_json"] = json.dumps(demo["schema"], indent=2)
-    return render(request, "demo/home.html", {"demos": demos})
+    """The demo's storefront: how to connect, and every tool as a form that calls it over MCP."""
+    endpoint = request.build_absolute_uri(MCP_PATH)
+    cards, others = tool_cards(request)
+    page = {
+        "endpoint": MCP_PATH,
+        "protocolVersion": MODERN,
+        "csrfToken": get_token(request),
+        "signedIn": request.user.is_authenticated,
+        "tools": {card.name: card.config for card in cards if card.config},
+    }
+    context = {
+        "cards": cards,
+        "others": others,
+        "code_count": sum(card.source == "code" for card in cards),
+        "admin_count": sum(card.source == "admin" for card in cards),
+        "anonymous_count": sum(card.anonymous for card in cards),
+        "endpoint": endpoint,
+        "protocol_version": MODERN,
+        "token_command": TOKEN_COMMAND,
+        "fastmcp_command": f".venv/bin/fastmcp call {endpoint} signup",
+        "curl": _curl(endpoint),
+        "client_config": _client_config(endpoint),
+        "staff_username": STAFF_USERNAME,
+        "staff_password": STAFF_PASSWORD,
+        "page_config": page,
+    }
+    return render(request, "demo/home.html", context)
+
+
+def favicon(request: HttpRequest) -> HttpResponseBase:
+    """Browsers ask every page of the site for /favicon.ico, the admin's and the URL-mode page's too."""
+    return redirect(static("demo/favicon.svg"), permanent=True)

@@ -1,0 +1,335 @@
+// The demo home page: copy buttons, and each tool's form calling the tool over the real MCP endpoint.
+//
+// A submit is one 2026-07-28 tools/call, POSTed to /mcp with the headers the revision mirrors
+// (MCP-Protocol-Version, Mcp-Method, Mcp-Name) and the _meta envelope, the field values typed as the tool's
+// inputSchema types them. A signed-in user calls through the Django session (with the CSRF token, as any
+// Django POST from JavaScript); otherwise the call is anonymous, which the demo allows for signup only.
+// The page is the user's form already, so the only thing it lets the server ask for is a URL-mode page.
+(function () {
+  "use strict";
+
+  var page = JSON.parse(document.getElementById("demo-config").textContent);
+  var CAPABILITIES = { elicitation: { url: {} } };
+  var nextId = 1;
+
+  // Copy buttons -------------------------------------------------------------------------------------
+
+  function copyText(text) {
+    if (navigator.clipboard && window.isSecureContext) {
+      return navigator.clipboard.writeText(text);
+    }
+    return new Promise(function (resolve, reject) {
+      var area = document.createElement("textarea");
+      area.value = text;
+      area.setAttribute("readonly", "");
+      area.className = "offscreen";
+      document.body.appendChild(area);
+      area.select();
+      var copied = false;
+      try { copied = document.execCommand("copy"); } catch (error) { copied = false; }
+      document.body.removeChild(area);
+      if (copied) { resolve(); } else { reject(new Error("copy refused")); }
+    });
+  }
+
+  function selectText(element) {
+    var range = document.createRange();
+    range.selectNodeContents(element);
+    var selection = window.getSelection();
+    selection.removeAllRanges();
+    selection.addRange(range);
+  }
+
+  Array.prototype.forEach.call(document.querySelectorAll("[data-copy]"), function (button) {
+    var label = button.textContent;
+    var timer = null;
+    function flash(text) {
+      button.textContent = text;
+      button.classList.add("copied");
+      clearTimeout(timer);
+      timer = setTimeout(function () { button.textContent = label; button.classList.remove("copied"); }, 1600);
+    }
+    button.addEventListener("click", function () {
+      var source = document.getElementById(button.getAttribute("data-copy"));
+      copyText(source.textContent).then(function () { flash("Copied"); }, function () {
+        selectText(source);
+        flash("Press Ctrl+C");
+      });
+    });
+  });
+
+  // The MCP call -------------------------------------------------------------------------------------
+
+  function callTool(name, args, extra) {
+    var params = {
+      name: name,
+      arguments: args,
+      _meta: {
+        "io.modelcontextprotocol/protocolVersion": page.protocolVersion,
+        "io.modelcontextprotocol/clientCapabilities": CAPABILITIES,
+        "io.modelcontextprotocol/clientInfo": { name: "mcpforms-demo-page", version: "1" }
+      }
+    };
+    Object.keys(extra || {}).forEach(function (key) { params[key] = extra[key]; });
+    return fetch(page.endpoint, {
+      method: "POST",
+      credentials: "same-origin",
+      headers: {
+        "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream",
+        "MCP-Protocol-Version": page.protocolVersion,
+        "Mcp-Method": "tools/call",
+        "Mcp-Name": name,
+        "X-CSRFToken": page.csrfToken
+      },
+      body: JSON.stringify({ jsonrpc: "2.0", id: nextId++, method: "tools/call", params: params })
+    }).then(function (response) {
+      return response.json().catch(function () {
+        throw new Error("The endpoint answered " + response.status + " without a JSON-RPC body.");
+      });
+    }).then(function (body) {
+      if (body.error) { throw new Error(body.error.message || "The call failed."); }
+      return body.result;
+    });
+  }
+
+  // One tool's form ----------------------------------------------------------------------------------
+
+  function ToolForm(form, config) {
+    this.form = form;
+    this.config = config;
+    this.name = config.tool;
+    this.errors = document.getElementById(this.name + "-errors");
+    this.status = document.getElementById(this.name + "-status");
+    this.outcome = document.getElementById(this.name + "-outcome");
+    this.button = form.querySelector("button[type=submit]");
+    form.addEventListener("submit", this.submit.bind(this));
+  }
+
+  ToolForm.prototype.inputs = function (field) {
+    return Array.prototype.slice.call(this.form.querySelectorAll('[name="' + field.name + '"]'));
+  };
+
+  // Typed as the tool's inputSchema types them; an empty input is left out so Django reports it if needed.
+  ToolForm.prototype.readValue = function (field) {
+    var inputs = this.inputs(field);
+    if (!inputs.length) { return undefined; }
+    if (field.kind === "boolean") { return inputs[0].checked; }
+    if (field.kind === "multiple") {
+      var picked = [];
+      inputs.forEach(function (input) {
+        if (input.tagName === "SELECT") {
+          Array.prototype.forEach.call(input.selectedOptions, function (option) { picked.push(option.value); });
+        } else if (input.checked) { picked.push(input.value); }
+      });
+      return picked.length ? picked : undefined;
+    }
+    var chosen = inputs.filter(function (input) { return input.type !== "radio" || input.checked; })[0];
+    var text = chosen ? chosen.value : "";
+    if (text === "") { return undefined; }
+    if (field.kind === "integer" && /^-?\d+$/.test(text.trim())) { return parseInt(text, 10); }
+    if (field.kind === "number" && text.trim() !== "" && isFinite(Number(text))) { return Number(text); }
+    return text;
+  };
+
+  ToolForm.prototype.collect = function () {
+    var args = {};
+    var self = this;
+    this.config.fields.forEach(function (field) {
+      var value = self.readValue(field);
+      if (value !== undefined) { args[field.name] = value; }
+    });
+    return args;
+  };
+
+  // The server names each field it refuses as "- Label (name): message" (and may send them structured).
+  ToolForm.prototype.fieldErrors = function (result) {
+    var structured = result.structuredContent && result.structuredContent.errors;
+    if (structured && typeof structured === "object") { return { byField: structured, rest: [] }; }
+    var names = this.config.fields.map(function (field) { return field.name; }).concat(this.config.pageOnly);
+    var byField = {};
+    var rest = [];
+    textOf(result).split("\n").forEach(function (line) {
+      if (line.indexOf("- ") !== 0) { return; }
+      var best = null;
+      names.forEach(function (name) {
+        var at = line.indexOf(" (" + name + "): ");
+        if (at !== -1 && (best === null || at < best.at)) { best = { name: name, at: at }; }
+      });
+      if (best === null) { rest.push(line.slice(2)); return; }
+      var message = line.slice(best.at + best.name.length + 5);
+      (byField[best.name] = byField[best.name] || []).push(message);
+    });
+    return { byField: byField, rest: rest };
+  };
+
+  ToolForm.prototype.showErrors = function (byField) {
+    var first = null;
+    var self = this;
+    this.config.fields.forEach(function (field) {
+      var box = document.getElementById(field.id + "_error");
+      var messages = byField[field.name] || [];
+      if (box) {
+        box.textContent = "";
+        messages.forEach(function (message) {
+          var line = document.createElement("p");
+          line.textContent = message;
+          box.appendChild(line);
+        });
+      }
+      self.inputs(field).forEach(function (input) {
+        if (messages.length) { input.setAttribute("aria-invalid", "true"); } else { input.removeAttribute("aria-invalid"); }
+      });
+      if (messages.length && !first) { first = self.inputs(field)[0]; }
+    });
+    return first;
+  };
+
+  ToolForm.prototype.formError = function (heading, lines) {
+    this.errors.textContent = "";
+    var strong = document.createElement("p");
+    strong.className = "form-errors-heading";
+    strong.textContent = heading;
+    this.errors.appendChild(strong);
+    var self = this;
+    (lines || []).forEach(function (text) {
+      var line = document.createElement("p");
+      line.textContent = text;
+      self.errors.appendChild(line);
+    });
+  };
+
+  ToolForm.prototype.reset = function () {
+    this.errors.textContent = "";
+    this.showErrors({});
+    this.outcome.hidden = true;
+    this.outcome.textContent = "";
+    this.outcome.className = "outcome";
+  };
+
+  ToolForm.prototype.busy = function (text) {
+    this.button.disabled = !!text;
+    this.status.textContent = text || "";
+  };
+
+  ToolForm.prototype.submit = function (event) {
+    event.preventDefault();
+    this.reset();
+    this.busy("Calling " + this.name + "…");
+    this.send(this.collect(), {});
+  };
+
+  ToolForm.prototype.send = function (args, extra) {
+    var self = this;
+    callTool(this.name, args, extra).then(function (result) {
+      self.busy("");
+      self.handle(result, args);
+    }, function (error) {
+      self.busy("");
+      self.formError("The call did not go through.", [error.message]);
+    });
+  };
+
+  ToolForm.prototype.handle = function (result, args) {
+    if (result.resultType === "input_required") { this.asked(result, args); }
+    else if (result.isError) { this.refused(result); }
+    else { this.done(result); }
+  };
+
+  // isError: Django said no. Each message goes next to its field; what names no field goes on top.
+  ToolForm.prototype.refused = function (result) {
+    var found = this.fieldErrors(result);
+    var first = this.showErrors(found.byField);
+    var count = Object.keys(found.byField).length;
+    if (count) {
+      var heading = count === 1 ? "One field needs your attention." : count + " fields need your attention.";
+      this.formError(heading + " Nothing was submitted.", found.rest);
+    } else {
+      this.formError("The tool refused the call.", [textOf(result) || "No reason was given."]);
+    }
+    if (first) { first.focus(); } else { this.errors.scrollIntoView({ block: "nearest" }); }
+  };
+
+  // input_required: the server needs something this form cannot give here. A URL-mode page is opened by
+  // the user; a form elicitation names the fields still missing.
+  ToolForm.prototype.asked = function (result, args) {
+    var self = this;
+    var requests = result.inputRequests || {};
+    var keys = Object.keys(requests);
+    var panel = this.panel("asked", "More input needed");
+    keys.forEach(function (key) {
+      var params = (requests[key] && requests[key].params) || {};
+      if (params.mode === "url") {
+        self.note(panel, params.message || "Continue on the page of this form.");
+        var link = document.createElement("a");
+        link.className = "btn";
+        link.href = params.url;
+        link.target = "_blank";
+        link.rel = "noopener";
+        link.textContent = "Open the URL-mode page";
+        var again = document.createElement("button");
+        again.type = "button";
+        again.className = "btn btn-ghost";
+        again.textContent = "I submitted the page: get the result";
+        again.addEventListener("click", function () {
+          self.busy("Asking " + self.name + " for the result…");
+          var answers = {};
+          answers[key] = { action: "accept" };
+          self.send(args, { inputResponses: answers, requestState: result.requestState });
+        });
+        var row = document.createElement("div");
+        row.className = "outcome-actions";
+        row.appendChild(link);
+        row.appendChild(again);
+        panel.appendChild(row);
+      } else {
+        var schema = params.requestedSchema || {};
+        var missing = Object.keys(schema.properties || {});
+        var byField = {};
+        (schema.required || missing).forEach(function (name) { byField[name] = ["The server asks for this field."]; });
+        self.showErrors(byField);
+        self.note(panel, "Missing: " + (missing.join(", ") || "nothing the form names") + ".");
+        if (params.message) { self.note(panel, params.message); }
+      }
+    });
+    this.outcome.focus();
+  };
+
+  ToolForm.prototype.done = function (result) {
+    var panel = this.panel("done", this.config.title + ": done");
+    this.note(panel, "The tool ran once and returned:");
+    var pre = document.createElement("pre");
+    pre.className = "code";
+    var data = result.structuredContent;
+    pre.textContent = data !== undefined ? JSON.stringify(data, null, 2) : textOf(result);
+    panel.appendChild(pre);
+    this.outcome.focus();
+  };
+
+  ToolForm.prototype.panel = function (kind, heading) {
+    this.outcome.textContent = "";
+    this.outcome.className = "outcome outcome-" + kind;
+    var title = document.createElement("p");
+    title.className = "outcome-title";
+    title.textContent = heading;
+    this.outcome.appendChild(title);
+    this.outcome.hidden = false;
+    return this.outcome;
+  };
+
+  ToolForm.prototype.note = function (panel, text) {
+    var line = document.createElement("p");
+    line.textContent = text;
+    panel.appendChild(line);
+  };
+
+  function textOf(result) {
+    return (result.content || []).filter(function (block) { return block.type === "text"; })
+      .map(function (block) { return block.text; }).join("\n");
+  }
+
+  Array.prototype.forEach.call(document.querySelectorAll("form.tool-form"), function (form) {
+    var config = page.tools[form.getAttribute("data-tool")];
+    if (config) { new ToolForm(form, config); }
+  });
+})();
