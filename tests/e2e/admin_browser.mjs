@@ -3,26 +3,14 @@
 //
 // Logs in, opens the add-definition page, submits a field whose min is greater than its max, then corrects
 // it and saves. Prints one JSON report for test_admin_browser.py and saves screenshots in DIR.
-import { chromium } from 'playwright-core';
+import { launchChromium } from './chromium.mjs';
 import path from 'node:path';
 
 const [base, username, password, artifacts] = process.argv.slice(2);
 const WIDTH = 1280;
 const report = { consoleErrors: [] };
 
-const browser = await chromium.launch({
-  executablePath: '/usr/bin/chromium',
-  headless: true,
-  args: [
-    '--no-sandbox',
-    '--disable-gpu',
-    '--disable-quic',
-    '--no-first-run',
-    '--disable-background-networking',
-    '--disable-component-update',
-    '--disable-sync',
-  ],
-});
+const browser = await launchChromium();
 
 // What a person sees of the page: how wide it is, and where the error of the max input sits next to it.
 async function measure(page) {

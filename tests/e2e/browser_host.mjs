@@ -6,7 +6,7 @@
 // saves screenshots (light and dark) in DIR.
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { build } from 'esbuild';
-import { chromium } from 'playwright-core';
+import { launchChromium } from './chromium.mjs';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 
@@ -23,19 +23,7 @@ const DARK = {
 };
 const report = { calls: [], urlMode: {} };
 
-const browser = await chromium.launch({
-  executablePath: '/usr/bin/chromium',
-  headless: true,
-  args: [
-    '--no-sandbox',
-    '--disable-gpu',
-    '--disable-quic',
-    '--no-first-run',
-    '--disable-background-networking',
-    '--disable-component-update',
-    '--disable-sync',
-  ],
-});
+const browser = await launchChromium();
 const context = await browser.newContext({ viewport: { width: 720, height: 760 } });
 
 // URL mode: the user opens the link in the browser, fills the page and comes back (spec §7.3).

@@ -4,7 +4,7 @@
 // through the page (an invalid address first), signs in to the admin as staff, opens a ticket and fills a
 // password form on its URL-mode page, all through the page's own buttons. Prints one JSON report for
 // test_demo_browser.py and saves screenshots in DIR.
-import { chromium } from 'playwright-core';
+import { launchChromium } from './chromium.mjs';
 import path from 'node:path';
 
 const [base, artifacts] = process.argv.slice(2);
@@ -13,19 +13,7 @@ const shot = (name) => path.join(artifacts, `${name}.png`);
 // A card taller than the window is stitched from several scrolls: keep the sticky top bar out of it.
 const card = (name) => ({ path: shot(name), style: '.topbar { position: static !important; }' });
 
-const browser = await chromium.launch({
-  executablePath: '/usr/bin/chromium',
-  headless: true,
-  args: [
-    '--no-sandbox',
-    '--disable-gpu',
-    '--disable-quic',
-    '--no-first-run',
-    '--disable-background-networking',
-    '--disable-component-update',
-    '--disable-sync',
-  ],
-});
+const browser = await launchChromium();
 const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, colorScheme: 'light' });
 await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
 
