@@ -26,3 +26,11 @@ def test_the_registration_example_is_the_demos_mcp_tools_module():
     demo = (ROOT / "project" / "demo" / "mcp_tools.py").read_text()
     code = demo.split('"""', 2)[2].lstrip("\n")  # without the module docstring
     assert block == code
+
+
+def test_the_client_configs_in_the_readme_are_the_ones_the_client_tests_run():
+    from tests.e2e.test_clients import CURL_SIGNUP, DESKTOP_CONFIG
+
+    text = README.read_text()
+    assert f"```json\n{DESKTOP_CONFIG}```" in text
+    assert f"```sh\n{CURL_SIGNUP}```" in text
