@@ -20,7 +20,7 @@ LAYERS: list[tuple[str, set[str]]] = [
     ("tool definition", {"tools", "prompts"}),
     ("serving", {"serving", "url_mode"}),
     ("registry and sources", {"registry", "definitions"}),
-    ("edges", {"", "api", "auth", "oauth", "readiness", "views", "urls", "admin", "checks", "apps"}),
+    ("edges", {"", "api", "auth", "oauth", "readiness", "stdio", "views", "urls", "admin", "checks", "apps"}),
 ]
 SKIPPED = {"migrations", "management", "templates", "static"}
 

@@ -34,3 +34,9 @@ def test_the_client_configs_in_the_readme_are_the_ones_the_client_tests_run():
     text = README.read_text()
     assert f"```json\n{DESKTOP_CONFIG}```" in text
     assert f"```sh\n{CURL_SIGNUP}```" in text
+
+
+def test_the_stdio_desktop_config_in_the_readme_is_the_one_the_stdio_tests_start():
+    from tests.test_stdio import DESKTOP_CONFIG
+
+    assert f"```json\n{DESKTOP_CONFIG.strip()}\n```" in README.read_text()

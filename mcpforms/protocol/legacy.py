@@ -96,7 +96,7 @@ def handle(
                 raise invalid_params(f"Invalid params: level must be one of {', '.join(LOG_LEVELS)}")
             sessions.set_log_level(session.id, level)
             return Reply(200, result_response(message.id, {}))
-        return _request(server, message, session, headers, user, notify, sessions)
+        return _request(server, message, session, user, notify, sessions)
     except ProtocolError as error:
         return Reply(_http(error), error_response(request_id, error))
     except Exception:
@@ -148,7 +148,6 @@ def _request(
     server: Offering,
     message: Message,
     session: Session,
-    headers: Mapping[str, str] | None,
     user: Any,
     notify: Notify | None,
     sessions: SessionStore,
@@ -158,7 +157,7 @@ def _request(
     if method is None or message.method not in LEGACY_METHODS or not method.served(server):
         raise method_not_found(message.method)
     validate_params(message, session.version)
-    result = _run(server, message, session, headers, user, notify)
+    result = _run(server, message, session, user, notify)
     if result.get("resultType") == "input_required" and message.method in INPUT_REQUIRED_METHODS:
         call = PendingCall(
             id=new_id(),
@@ -175,7 +174,6 @@ def _run(
     server: Offering,
     message: Message,
     session: Session,
-    headers: Mapping[str, str] | None,
     user: Any,
     notify: Notify | None,
 ) -> dict[str, Any]:
@@ -191,7 +189,9 @@ def _run(
         log_level=session.log_level or LOG_LEVELS[0],
     )
     params = {**message.params, "_meta": meta if isinstance(meta, dict) else {}}
-    call = Call(server, replace(message, params=params), envelope, user, session.principal, notify, headers)
+    # No headers: a 2025 client mirrors no arguments into Mcp-Param-* headers (2026-07-28 §8.2), so the
+    # check of them is not for its requests, over HTTP or stdio.
+    call = Call(server, replace(message, params=params), envelope, user, session.principal, notify)
     result = METHODS[message.method].run(call)
     if not isinstance(result, Mapping):
         logger.error("The %s handler returned %r instead of a dict", message.method, type(result))
@@ -285,7 +285,7 @@ def _client_answer(
         # now waits for the page, and the client's polls see when it is done.
         sessions.save_call(replace(call, waiting=True))
         return ACCEPTED
-    _next_step(server, call, session, headers, user, sessions)
+    _next_step(server, call, session, user, sessions)
     return ACCEPTED
 
 
@@ -300,7 +300,6 @@ def _next_step(
     server: Offering,
     call: PendingCall,
     session: Session,
-    headers: Mapping[str, str] | None,
     user: Any,
     sessions: SessionStore,
     *,
@@ -313,7 +312,7 @@ def _next_step(
         params["requestState"] = call.request_state
     message = Message(method=call.method, params=params, id=call.request_id)
     try:
-        result = _run(server, message, session, headers, user, None)
+        result = _run(server, message, session, user, None)
     except ProtocolError as error:
         return _finish(call, error_response(call.request_id, error), sessions, before=before)
     except Exception:
@@ -365,7 +364,7 @@ def resume(
                 }
                 for page in call.pages
             )
-            events = list(_next_step(server, call, session, headers, user, sessions, before=done) or ())
+            events = list(_next_step(server, call, session, user, sessions, before=done) or ())
         if not events:
             return Reply(200, events=(Event(id=last_event_id.strip(), retry_ms=conf.RETRY_MS),))
         return Reply(200, events=tuple(events))
