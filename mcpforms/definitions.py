@@ -22,6 +22,7 @@ from mcpforms.forms import form_class_for
 from mcpforms.models import FormDefinition, Submission
 from mcpforms.output import to_json
 from mcpforms.protocol.context import RequestContext
+from mcpforms.signals import send_stored
 from mcpforms.tools import FormTool
 
 logger = logging.getLogger(__name__)
@@ -49,6 +50,7 @@ class DefinitionTool(FormTool):
             user=user,
             client_info=_client_info(request.client_info),
         )
+        send_stored(self, request, submission)
         if self.email_to:
             # After commit: a mail must not announce a submission that was rolled back, and a mail server
             # that is down must not lose the submission.

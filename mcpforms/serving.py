@@ -17,7 +17,8 @@ from django import forms
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, models, transaction
 
-from mcpforms import ui, url_mode
+from mcpforms import signals, ui, url_mode
+from mcpforms.answers import input_response
 from mcpforms.flow import Asking, FormFlow, NeedsPage, Outcome, Ready, Refused, Showing, Way, run
 from mcpforms.output import error_result, to_json, tool_result
 from mcpforms.protocol.context import RequestContext
@@ -110,6 +111,8 @@ def serve_call(tool: FormTool, ctx: RequestContext, arguments: dict[str, Any]) -
         return error_result(str(refusal))
     waiting = url_mode.pending_page(ctx)
     if waiting is not None:
+        if (action := _declined(tool, ctx)) is not None:  # resume_page ends the call on either
+            signals.send_declined(tool, ctx, action)
         return url_mode.resume_page(ctx, waiting, tool=tool)
     if tool.path == "url":
         return url_mode.ask_page(ctx, tool=tool, values=_given(tool, ctx, arguments), problems=())
@@ -168,8 +171,11 @@ def page_form(
 
 
 def run_handler(tool: FormTool, ctx: RequestContext, form: forms.BaseForm) -> dict[str, Any]:
-    """Run the handler on a valid form; return the CallToolResult."""
-    return tool_result(tool.handle(ctx, form))
+    """Run the handler on a valid form; return the CallToolResult. ``tool_completed`` follows once the
+    caller's transaction commits: every way of filling a form ends here, once per completed flow."""
+    result = tool_result(tool.handle(ctx, form))
+    signals.send_completed(tool, ctx, form, result)
+    return result
 
 
 def complete(tool: FormTool, ctx: RequestContext, form: forms.BaseForm) -> dict[str, Any]:
@@ -204,9 +210,20 @@ def _finish(tool: FormTool, ctx: RequestContext, outcome: Outcome) -> dict[str, 
     if isinstance(outcome, Asking):
         return outcome.result
     if isinstance(outcome, Refused):
+        # flow.run reads the answer first, unless the form changed mid-flow: then a decline is no answer.
+        if not ctx.stale_state and (action := _declined(tool, ctx)) is not None:
+            signals.send_declined(tool, ctx, action)
         return error_result(outcome.text)
     assert isinstance(outcome, Ready)
     return complete(tool, ctx, outcome.form)
+
+
+def _declined(tool: FormTool, ctx: RequestContext) -> signals.Declined | None:
+    """The user's decline or cancel of what this tool asked (its inputRequests key is its name)."""
+    response = input_response(ctx.input_responses, tool.name)
+    if response is None or response.action == "accept":
+        return None
+    return response.action
 
 
 def _show(tool: FormTool, showing: Showing) -> dict[str, Any]:

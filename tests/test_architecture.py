@@ -18,7 +18,7 @@ LAYERS: list[tuple[str, set[str]]] = [
     ("forms", {"fields", "forms", "field_rows", "schema", "answers", "output"}),
     ("flow, HTML and storage", {"flow", "ui", "models", "sessions"}),
     ("tool definition", {"tools", "prompts"}),
-    ("serving", {"serving", "url_mode"}),
+    ("serving", {"serving", "url_mode", "signals"}),
     ("registry and sources", {"registry", "definitions"}),
     ("edges", {"", "api", "auth", "oauth", "readiness", "stdio", "views", "urls", "admin", "checks", "apps"}),
 ]

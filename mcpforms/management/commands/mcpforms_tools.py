@@ -1,0 +1,372 @@
+"""Every tool of the default server: where it comes from, how a client may have it filled, its schemas.
+
+``manage.py mcpforms_tools`` lists them; ``manage.py mcpforms_tools NAME`` shows one in full (its
+``inputSchema`` and the elicitation schema derived from its form); ``--json`` prints the same as JSON on
+standard output, and nothing else there. A form that fails to convert is reported in its entry.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from django.contrib.auth.models import AnonymousUser
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db import DatabaseError
+
+from mcpforms.conf import conf
+from mcpforms.definitions import DefinitionTool, definition_tool
+from mcpforms.fields import AutoFormField
+from mcpforms.models import FormDefinition
+from mcpforms.protocol.context import RequestContext
+from mcpforms.protocol.server import default_server
+from mcpforms.protocol.state import ANONYMOUS
+from mcpforms.registry import registry_for
+from mcpforms.schema import OTHER_PATH_TYPES, form_schema
+from mcpforms.tools import FormTool
+from mcpforms.ui import submit_name
+
+PATH_NAMES = {"ui": "MCP Apps UI", "form": "form elicitation", "url": "URL-mode page"}
+
+
+def dotted(cls: type) -> str:
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def paths_of(tool: FormTool, fields: Sequence[AutoFormField]) -> list[str]:
+    """The ways a client may have the form filled, as ``serving`` and ``flow`` choose them."""
+    if tool.path == "url":
+        return ["url"]
+    if any(auto.page_only and auto.required for auto in fields):
+        # A required password or file can only come from the page: the flow goes there at once.
+        return ["url"] if tool.ask != "never" else []
+    found = ["ui"] if tool.uses_app else []
+    if tool.ask != "never" and any(auto.type not in OTHER_PATH_TYPES for auto in fields):
+        found.append("form")
+    if tool.ask == "always":
+        found.append("url")  # a client with URL mode but no form elicitation confirms on the page
+    return found
+
+
+def anonymous_may_use(tool: FormTool) -> bool:
+    """Whether an anonymous caller sees and may call the tool (``ALLOW_ANONYMOUS``, then its permission)."""
+    if not conf.ALLOW_ANONYMOUS:
+        return False
+    ctx = RequestContext(
+        method="tools/call",
+        binding=tool.name,
+        arguments={},
+        client_capabilities={},
+        meta={},
+        user=AnonymousUser(),
+        principal=ANONYMOUS,
+    )
+    return tool.may_use(ctx)
+
+
+def code_source(tool: FormTool) -> dict[str, Any]:
+    # register(Form, ...) builds its FormTool subclasses inside mcpforms: the class worth naming is the
+    # first one the project wrote, if any.
+    written = next(
+        (
+            cls
+            for cls in type(tool).__mro__
+            if issubclass(cls, FormTool) and not cls.__module__.startswith("mcpforms.")
+        ),
+        None,
+    )
+    return {
+        "kind": "code",
+        "class": dotted(written) if written is not None else None,
+        "form": dotted(tool.form_class),
+        "handler": "own" if tool.has_own_handler else "default",
+    }
+
+
+def describe(tool: FormTool, source: dict[str, Any]) -> dict[str, Any]:
+    """One form tool as the command reports it; ``error`` says why its form cannot be offered."""
+    entry: dict[str, Any] = {
+        "name": tool.name,
+        "title": tool.title,
+        "description": tool.description,
+        "source": source,
+        "ask": tool.ask,
+        "path": tool.path,
+        "update": tool.update,
+        "permission": None,
+        "anonymous": False,
+        "paths": [],
+        "submit_tool": None,
+        "fields": [],
+        "url_page_fields": [],
+        "page_only_fields": [],
+        "input_schema": None,
+        "elicitation_schema": None,
+        "error": None,
+    }
+    try:
+        entry["permission"] = tool.required_permission()
+        entry["anonymous"] = anonymous_may_use(tool)
+        fields = tool.fields_for(None)
+        entry["input_schema"] = tool.input_schema
+        entry["elicitation_schema"] = form_schema(fields)
+        entry["paths"] = paths_of(tool, fields)
+        entry["submit_tool"] = submit_name(tool.name) if tool.uses_app else None
+    except Exception as error:  # a broken form is what this command is for: report it, never a traceback
+        entry["error"] = f"{type(error).__name__}: {error}"
+        return entry
+    entry["fields"] = [
+        {
+            "name": auto.name,
+            "label": auto.label,
+            "type": auto.type,
+            "required": auto.required,
+            "choices": [option.value for option in auto.options],
+            "multiple": auto.multiple,
+        }
+        for auto in fields
+    ]
+    # The page shows the whole form, prefilled; page-only fields are the ones nothing else may collect.
+    entry["url_page_fields"] = [auto.name for auto in fields] if "url" in entry["paths"] else []
+    entry["page_only_fields"] = [auto.name for auto in fields if auto.page_only]
+    return entry
+
+
+def collect() -> dict[str, Any]:
+    """Everything the default server offers, and what it leaves out and why."""
+    registry = registry_for(default_server)
+    tools = [describe(tool, code_source(tool)) for tool in registry.tools.values()]
+    not_served: list[dict[str, Any]] = []
+    problems: list[str] = []
+    try:
+        definitions = list(FormDefinition.objects.order_by("name").prefetch_related("fields"))
+    except DatabaseError as error:
+        definitions = []
+        problems.append(f"Admin-defined forms could not be read ({error}); run manage.py migrate.")
+    for definition in definitions:
+        source = {
+            "kind": "admin",
+            "definition": definition.pk,
+            "version": definition.version,
+            "enabled": definition.enabled,
+        }
+        skipped = {"name": definition.name, "source": source, "reason": ""}
+        if not definition.enabled:
+            not_served.append(skipped | {"reason": "disabled in the admin"})
+            continue
+        if definition.name in registry.tools:
+            not_served.append(skipped | {"reason": "a code-registered tool has this name and wins"})
+            continue
+        try:
+            built = definition_tool(definition)
+        except Exception as error:
+            not_served.append(skipped | {"reason": f"{type(error).__name__}: {error}"})
+            continue
+        tools.append(describe(built, source))
+    known = {entry["name"] for entry in tools} | {entry["name"] for entry in not_served}
+    known |= {entry["submit_tool"] for entry in tools if entry["submit_tool"]}
+    other_tools: list[dict[str, Any]] = []
+    try:
+        listed = default_server.tools.all()
+    except Exception as error:
+        listed = ()
+        problems.append(f"tools/list itself fails: {type(error).__name__}: {error}")
+    for tool in listed:
+        if tool.name in known:
+            continue
+        found = registry.form_tool(tool.name)  # a form tool of another source of the registry
+        if found is not None and not isinstance(found, DefinitionTool):
+            tools.append(describe(found, {"kind": "source", "class": dotted(type(found))}))
+            continue
+        other_tools.append({"name": tool.name, "title": tool.title, "description": tool.description})
+    prompts = [
+        {"name": prompt.name, "title": prompt.title, "form": dotted(prompt.form_class)}
+        for prompt in registry.prompts.values()
+    ]
+    tools.sort(key=lambda entry: entry["name"])
+    return {
+        "allow_anonymous": conf.ALLOW_ANONYMOUS,
+        "tools": tools,
+        "other_tools": other_tools,
+        "prompts": sorted(prompts, key=lambda entry: entry["name"]),
+        "not_served": not_served,
+        "problems": problems,
+    }
+
+
+def source_text(source: dict[str, Any]) -> str:
+    if source["kind"] == "admin":
+        state = "" if source["enabled"] else ", disabled"
+        return f"admin #{source['definition']} v{source['version']}{state}"
+    if source["kind"] == "source":
+        return f"source {source['class']}"
+    return f"code class {source['class']}" if source["class"] else f"code form {source['form']}"
+
+
+def paths_text(entry: dict[str, Any], *, long: bool = False) -> str:
+    if entry["error"]:
+        return "error"
+    if not entry["paths"]:
+        return "none (plain tool)" if long else "-"
+    if not long:
+        return ", ".join(entry["paths"])
+    names = [PATH_NAMES[path] for path in entry["paths"]]
+    if entry["submit_tool"]:
+        names[0] += f" (submit tool {entry['submit_tool']})"
+    return ", ".join(names)
+
+
+def field_kind(field: dict[str, Any]) -> str:
+    if field["multiple"]:
+        return f"multi-select of {field['type']}"
+    return f"select of {field['type']}" if field["choices"] else str(field["type"])
+
+
+def table(rows: list[list[str]]) -> list[str]:
+    widths = [max(len(row[column]) for row in rows) for column in range(len(rows[0]))]
+    return [
+        "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip() for row in rows
+    ]
+
+
+class Command(BaseCommand):
+    help = (
+        "List every tool of the default MCP server: where it comes from (code or admin), its ask mode, "
+        "permission, anonymous access and the ways it is filled; with NAME, its schemas in full."
+    )
+
+    # A form that fails to convert is an error of the system checks (mcpforms.E101): this command must still
+    # run to say which and why.
+    requires_system_checks: list[str] = []
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("name", nargs="?", help="A tool or prompt to show in full.")
+        parser.add_argument("--json", action="store_true", help="Print JSON on standard output.")
+
+    def handle(self, *args: Any, name: str | None = None, **options: Any) -> None:
+        report = collect()
+        for problem in report["problems"]:
+            self.stderr.write(problem)
+        if name is None:
+            if options["json"]:
+                self._json(report)
+            else:
+                self._list(report)
+            return
+        kind, entry = self._find(report, name)
+        if options["json"]:
+            self._json({"kind": kind, **entry})
+        elif kind == "tool":
+            self._detail(entry)
+        else:
+            self._brief(kind, entry)
+
+    def _json(self, value: Any) -> None:
+        self.stdout.write(json.dumps(value, indent=2, default=str))
+
+    def _find(self, report: dict[str, Any], name: str) -> tuple[str, dict[str, Any]]:
+        for entry in report["tools"]:
+            if name in (entry["name"], entry["submit_tool"]):
+                return "tool", entry
+        for kind, key in (("prompt", "prompts"), ("not served", "not_served"), ("other tool", "other_tools")):
+            for entry in report[key]:
+                if entry["name"] == name:
+                    return kind, entry
+        names = sorted(
+            entry["name"]
+            for key in ("tools", "prompts", "not_served", "other_tools")
+            for entry in report[key]
+        )
+        close = difflib.get_close_matches(name, names, n=3, cutoff=0.5)
+        hint = f"Did you mean {' or '.join(close)}?" if close else f"Known: {', '.join(names) or 'none'}."
+        raise CommandError(f"No tool or prompt named {name!r}. {hint}")
+
+    def _list(self, report: dict[str, Any]) -> None:
+        tools = report["tools"]
+        self.stdout.write(f"{len(tools)} form tool(s); ALLOW_ANONYMOUS = {report['allow_anonymous']!r}\n")
+        if tools:
+            rows = [["NAME", "SOURCE", "ASK", "PERMISSION", "PATHS", "ANONYMOUS"]]
+            rows += [
+                [
+                    entry["name"],
+                    source_text(entry["source"]),
+                    entry["ask"],
+                    entry["permission"] or "-",
+                    paths_text(entry),
+                    "yes" if entry["anonymous"] else "no",
+                ]
+                for entry in tools
+            ]
+            self.stdout.write("\n".join(table(rows)))
+            self.stdout.write("\nPATHS: ui = MCP Apps UI, form = form elicitation, url = URL-mode page")
+        for entry in tools:
+            if entry["error"]:
+                self.stdout.write(
+                    self.style.ERROR(f"{entry['name']}: its form cannot be offered: {entry['error']}")
+                )
+        if report["other_tools"]:
+            self.stdout.write("\nOther tools (hand-written, not forms):")
+            for entry in report["other_tools"]:
+                self.stdout.write(f"  {entry['name']}")
+        if report["prompts"]:
+            self.stdout.write("\nPrompts (not tools):")
+            for entry in report["prompts"]:
+                self.stdout.write(f"  {entry['name']}  form {entry['form']}")
+        if report["not_served"]:
+            self.stdout.write("\nAdmin-defined forms not served:")
+            for entry in report["not_served"]:
+                self.stdout.write(f"  {entry['name']}  {source_text(entry['source'])}: {entry['reason']}")
+        self.stdout.write("\nShow one in full: manage.py mcpforms_tools NAME [--json]")
+
+    def _detail(self, entry: dict[str, Any]) -> None:
+        self.stdout.write(f"{entry['name']} — {entry['title']}\n{entry['description']}\n\n")
+        source = entry["source"]
+        if source["kind"] == "code":
+            origin = f"code: form {source['form']}" + (
+                f", class {source['class']}" if source["class"] else ""
+            )
+            origin += f", {source['handler']} handler"
+        else:
+            origin = source_text(source)
+        lines = [
+            ("source", origin),
+            ("ask", entry["ask"]),
+            ("path option", entry["path"] + (", updates an object" if entry["update"] else "")),
+            ("permission", entry["permission"] or "none"),
+            ("anonymous", "yes" if entry["anonymous"] else "no"),
+            ("paths", paths_text(entry, long=True)),
+        ]
+        if entry["error"]:
+            lines.append(("error", entry["error"]))
+        else:
+            page = "not used"
+            if entry["url_page_fields"]:
+                page = "the whole form: " + ", ".join(entry["url_page_fields"])
+            if entry["page_only_fields"]:
+                page += f" (only there: {', '.join(entry['page_only_fields'])})"
+            lines.append(("URL page", page))
+            fields = [
+                f"{field['name']} ({field_kind(field)}{', required' if field['required'] else ''})"
+                for field in entry["fields"]
+            ]
+            lines.append(("fields", ", ".join(fields) or "none"))
+        width = max(len(label) for label, _ in lines)
+        self.stdout.write("\n".join(f"{label.ljust(width)}  {value}" for label, value in lines))
+        if entry["error"]:
+            return
+        self.stdout.write("\ninputSchema (what the model may pass):")
+        self.stdout.write(json.dumps(entry["input_schema"], indent=2, default=str))
+        self.stdout.write("\nElicitation schema (requestedSchema of a form elicitation asking every field):")
+        self.stdout.write(json.dumps(entry["elicitation_schema"], indent=2, default=str))
+
+    def _brief(self, kind: str, entry: dict[str, Any]) -> None:
+        if kind == "prompt":
+            self.stdout.write(f"{entry['name']} — prompt (not a tool) of form {entry['form']}")
+        elif kind == "not served":
+            self.stdout.write(
+                f"{entry['name']} — not served ({source_text(entry['source'])}): {entry['reason']}"
+            )
+        else:
+            self.stdout.write(f"{entry['name']} — a hand-written tool, not a form: {entry['description']}")

@@ -1,0 +1,232 @@
+"""``manage.py mcpforms_tools``: every tool of the default server, where it comes from, how it is filled,
+its schemas; one tool in full; JSON; admin-defined forms; a broken form reported, not raised."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from io import StringIO
+from typing import Any
+
+import pytest
+from django import forms
+from django.core.management import CommandError, call_command
+from django.test import override_settings
+
+from mcpforms.models import FieldDefinition, FormDefinition
+from mcpforms.protocol.server import default_server
+from mcpforms.registry import register, register_prompt, registry_for
+from tests.forms import SignupForm
+
+pytestmark = pytest.mark.django_db
+
+
+class VaultForm(forms.Form):
+    username = forms.CharField()
+    password = forms.CharField(widget=forms.PasswordInput)
+
+
+class Unmapped(forms.Field):
+    """A field class no converter knows."""
+
+
+class BrokenForm(forms.Form):
+    name = forms.CharField()
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["odd"] = Unmapped()  # added per instance: register() cannot see it coming
+
+
+NAMES = ("cmd_vault", "cmd_confirm", "cmd_form_only", "cmd_broken")
+
+
+@pytest.fixture(autouse=True)
+def tools() -> Iterator[None]:
+    register(VaultForm, name="cmd_vault", permission="auth.view_user")
+    register(SignupForm, name="cmd_confirm", ask="always")
+    register(SignupForm, name="cmd_form_only", path="form")
+    yield
+    for name in (*NAMES, "cmd_prompt"):
+        registry_for(default_server).unregister(name)
+
+
+def run(*args: str) -> tuple[str, str]:
+    out, err = StringIO(), StringIO()
+    call_command("mcpforms_tools", *args, stdout=out, stderr=err)
+    return out.getvalue(), err.getvalue()
+
+
+def listed(*args: str) -> dict[str, Any]:
+    out, _ = run(*args, "--json")
+    report: dict[str, Any] = json.loads(out)
+    return report
+
+
+def by_name(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {entry["name"]: entry for entry in report["tools"]}
+
+
+def definition(**overrides: Any) -> FormDefinition:
+    made = FormDefinition.objects.create(
+        **{"name": "cmd_rsvp", "title": "RSVP", "message": "Coming?", **overrides}
+    )
+    FieldDefinition.objects.create(definition=made, order=0, name="name", type="text", required=True)
+    return FormDefinition.objects.get(pk=made.pk)
+
+
+def row_of(out: str, name: str) -> str:
+    (line,) = [line for line in out.splitlines() if line.startswith(f"{name} ")]
+    return line
+
+
+@override_settings(MCPFORMS={"ALLOW_ANONYMOUS": ["signup", "cmd_vault"]})
+def test_the_listing_shows_every_tool_with_its_source_ask_permission_paths_and_anonymous_access():
+    rsvp = definition()
+    out, err = run()
+    assert err == ""
+    assert "ALLOW_ANONYMOUS = ['signup', 'cmd_vault']" in out
+    assert out.splitlines()[1].split() == ["NAME", "SOURCE", "ASK", "PERMISSION", "PATHS", "ANONYMOUS"]
+    assert row_of(out, "signup").split() == [
+        "signup", "code", "form", "project.demo.forms.SignupForm", "missing", "-", "ui,", "form", "yes"
+    ]  # fmt: skip
+    assert row_of(out, "create_ticket").split()[1:4] == [
+        "code",
+        "class",
+        "project.demo.mcp_tools.CreateTicket",
+    ]
+    assert row_of(out, "create_ticket").split()[-1] == "no"  # ALLOW_ANONYMOUS does not name it
+    # A password goes to the URL-mode page only; a permission keeps anonymous callers out even when listed.
+    assert row_of(out, "cmd_vault").split()[-4:] == ["missing", "auth.view_user", "url", "no"]
+    assert row_of(out, "cmd_confirm").split()[-3:] == ["form,", "url", "no"]  # "always": no UI
+    assert row_of(out, "cmd_form_only").split()[-2:] == ["form", "no"]
+    assert row_of(out, "cmd_rsvp").split()[1:4] == ["admin", f"#{rsvp.pk}", f"v{rsvp.version}"]
+    assert "manage.py mcpforms_tools NAME" in out
+
+
+def test_one_tool_in_full_shows_its_input_schema_its_elicitation_schema_and_the_url_page():
+    out, _ = run("cmd_vault")
+    assert out.startswith("cmd_vault — Cmd vault\n")
+    assert "source       code: form tests.test_tools_command.VaultForm, default handler" in out
+    assert "permission   auth.view_user" in out
+    assert "paths        URL-mode page" in out
+    assert "URL page     the whole form: username, password (only there: password)" in out
+    assert "fields       username (text, required), password (password, required)" in out
+    input_schema = out.split("inputSchema (what the model may pass):\n")[1].split("\n\n")[0]
+    assert json.loads(input_schema) == {
+        "type": "object",
+        "properties": {"username": {"type": "string", "title": "Username"}},
+    }  # never the password
+    elicitation = out.split("asking every field):\n")[1]
+    assert json.loads(elicitation) == {
+        "type": "object",
+        "properties": {"username": {"type": "string", "title": "Username"}},
+        "required": ["username"],
+    }
+
+
+def test_one_tool_with_the_ui_names_its_submit_tool_and_a_submit_tool_finds_its_form():
+    out, _ = run("signup")
+    assert "paths        MCP Apps UI (submit tool signup_submit), form elicitation" in out
+    assert "URL page     not used" in out
+    assert "plan (select of text, required)" in out
+    assert run("signup_submit")[0] == out
+
+
+def test_json_lists_every_tool_with_stable_keys():
+    report = listed()
+    assert set(report) == {"allow_anonymous", "tools", "other_tools", "prompts", "not_served", "problems"}
+    tools = by_name(report)
+    assert {"signup", "create_ticket", "testapp_signup", *NAMES[:3]} <= set(tools)
+    signup = tools["signup"]
+    assert set(signup) == {
+        "name", "title", "description", "source", "ask", "path", "update", "permission", "anonymous",
+        "paths", "submit_tool", "fields", "url_page_fields", "page_only_fields", "input_schema",
+        "elicitation_schema", "error",
+    }  # fmt: skip
+    assert signup["source"] == {
+        "kind": "code",
+        "class": None,
+        "form": "project.demo.forms.SignupForm",
+        "handler": "own",
+    }
+    assert signup["paths"] == ["ui", "form"] and signup["submit_tool"] == "signup_submit"
+    assert signup["anonymous"] is True  # the test settings let anonymous callers use every tool
+    assert tools["cmd_vault"]["anonymous"] is False  # ...that needs no permission
+    assert signup["elicitation_schema"]["required"] == ["email", "plan"]
+    assert tools["cmd_vault"]["page_only_fields"] == ["password"]
+    assert tools["cmd_vault"]["url_page_fields"] == ["username", "password"]
+    assert tools["cmd_confirm"]["paths"] == ["form", "url"] and tools["cmd_confirm"]["submit_tool"] is None
+
+
+@override_settings(MCPFORMS={"ALLOW_ANONYMOUS": False})
+def test_without_anonymous_callers_no_tool_is_anonymous():
+    report = listed()
+    assert report["allow_anonymous"] is False
+    assert not any(entry["anonymous"] for entry in report["tools"])
+
+
+def test_json_of_one_tool_is_its_entry():
+    out, _ = run("cmd_form_only", "--json")
+    entry = json.loads(out)
+    assert entry["kind"] == "tool" and entry["name"] == "cmd_form_only"
+    assert entry["paths"] == ["form"] and entry["path"] == "form"
+    assert entry["input_schema"]["properties"]["age"] == {
+        "type": "integer",
+        "minimum": 18,
+        "maximum": 120,
+        "title": "Age",
+    }
+
+
+def test_an_admin_defined_form_names_its_definition_and_what_is_not_served_says_why():
+    served = definition()
+    definition(name="cmd_off", enabled=False)
+    definition(name="signup")  # a code-registered tool has that name
+    report = listed()
+    assert by_name(report)["cmd_rsvp"]["source"] == {
+        "kind": "admin",
+        "definition": served.pk,
+        "version": served.version,
+        "enabled": True,
+    }
+    assert by_name(report)["cmd_rsvp"]["paths"] == ["ui", "form"]
+    reasons = {entry["name"]: entry["reason"] for entry in report["not_served"]}
+    assert reasons == {
+        "cmd_off": "disabled in the admin",
+        "signup": "a code-registered tool has this name and wins",
+    }
+    out, _ = run()
+    assert "Admin-defined forms not served:" in out and "cmd_off" in out
+    assert run("cmd_off")[0].startswith("cmd_off — not served (admin #")
+
+
+def test_prompts_are_listed_apart():
+    register_prompt(SignupForm, name="cmd_prompt", template="Welcome {email}")
+    out, _ = run()
+    assert "Prompts (not tools):\n  cmd_prompt  form tests.forms.SignupForm" in out
+    assert listed()["prompts"] == [
+        {"name": "cmd_prompt", "title": "Cmd prompt", "form": "tests.forms.SignupForm"}
+    ]
+    assert json.loads(run("cmd_prompt", "--json")[0])["kind"] == "prompt"
+
+
+def test_an_unknown_name_is_an_error_naming_close_matches():
+    with pytest.raises(CommandError, match=r"No tool or prompt named 'sign_up'\. Did you mean signup"):
+        run("sign_up")
+    with pytest.raises(CommandError, match=r"Known: .*cmd_vault"):
+        run("zzzzzz")
+
+
+def test_a_form_that_fails_to_convert_is_reported_not_raised():
+    register(BrokenForm, name="cmd_broken")
+    out, err = run()
+    assert "Traceback" not in out + err
+    assert row_of(out, "cmd_broken").split()[-2:] == ["error", "yes"]
+    assert "cmd_broken: its form cannot be offered: FormConversionError" in out
+    assert "tools/list itself fails: FormConversionError" in err  # what every client would see
+    entry = json.loads(run("cmd_broken", "--json")[0])
+    assert entry["error"].startswith("FormConversionError: ") and "odd" in entry["error"]
+    assert entry["input_schema"] is None and entry["paths"] == []
+    detail, _ = run("cmd_broken")
+    assert "error        FormConversionError" in detail
