@@ -56,7 +56,7 @@ pytest-sqlite: $(STAMP) $(NPM_STAMP) chromium
 
 pytest-postgres: $(STAMP) $(NPM_STAMP) chromium
 	@if $(BIN)/python -c "import socket; socket.create_connection(('127.0.0.1', 5432), 1)" 2>/dev/null; then \
-		DATABASE_URL=$(PG_URL) $(BIN)/coverage run --parallel-mode -m pytest -q --ignore=tests/install; \
+		DATABASE_URL=$(PG_URL) $(BIN)/coverage run --parallel-mode -m pytest -q --ignore=tests/install -m 'not once'; \
 	else \
 		echo "PostgreSQL is not reachable on 127.0.0.1:5432: skipping the PostgreSQL run."; \
 	fi

@@ -54,5 +54,16 @@ def tests(session: nox.Session, django: str) -> None:
     # The install test builds and installs the package itself; the main run covers it once. Screenshots
     # go to the session's own folder: the other half of make matrix runs at the same time.
     artifacts = str(Path(session.virtualenv.location) / "artifacts")
-    pytest = ["python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "--ignore=tests/install"]
+    # Tests marked `once` (their own servers and database) ran in the main run already.
+    pytest = [
+        "python",
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "--ignore=tests/install",
+        "-m",
+        "not once",
+    ]
     session.run(*pytest, *session.posargs, env={"MCPFORMS_ARTIFACTS": artifacts})

@@ -13,11 +13,13 @@ from __future__ import annotations
 import logging
 import queue
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import replace
 from typing import Any
 
+from asgiref.sync import sync_to_async
 from django.core.exceptions import DisallowedHost, RequestDataTooBig
+from django.core.handlers.asgi import ASGIRequest
 from django.db import connections
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.http.response import HttpResponseBase
@@ -121,7 +123,19 @@ def _sse(message: dict[str, Any]) -> bytes:
     return b"event: message\ndata: " + encode(message) + b"\n\n"
 
 
-def _streamed(server: Server, payload: Any, headers: dict[str, str], user: Any) -> HttpResponseBase:
+def _frames(item: dict[str, Any] | Reply) -> Iterator[bytes]:
+    """The SSE bytes of one thing the handler's thread produced: a notification, or the final reply."""
+    if not isinstance(item, Reply):
+        yield _sse(item)
+    elif item.events is not None:  # a 2025-era call that now waits on the client
+        yield from (_event(event) for event in item.events)
+    elif item.body is not None:
+        yield _sse(item.body)
+
+
+def _streamed(
+    server: Server, payload: Any, headers: dict[str, str], user: Any, *, asgi: bool
+) -> HttpResponseBase:
     """Run the handler on a worker thread and stream what it sends before its result.
 
     JSON when the handler finishes without reporting anything; otherwise SSE: the progress notifications
@@ -141,16 +155,27 @@ def _streamed(server: Server, payload: Any, headers: dict[str, str], user: Any) 
         return _json(first)
 
     def stream() -> Iterator[bytes]:
-        event: dict[str, Any] | Reply = first
-        while not isinstance(event, Reply):
-            yield _sse(event)
-            event = events.get()
-        if event.events is not None:  # a 2025-era call that now waits on the client
-            yield from (_event(item) for item in event.events)
-        elif event.body is not None:
-            yield _sse(event.body)
+        item: dict[str, Any] | Reply = first
+        yield from _frames(item)
+        while not isinstance(item, Reply):
+            item = events.get()
+            yield from _frames(item)
 
-    response = StreamingHttpResponse(stream(), content_type="text/event-stream")
+    async def astream() -> AsyncIterator[bytes]:
+        # Under ASGI, Django drains a sync iterator whole before sending its first byte (with a
+        # warning): progress would arrive all at once with the result. Each wait runs off the event
+        # loop instead, on the thread Django keeps for this request (thread-sensitive sync_to_async),
+        # so no other request waits behind it.
+        wait = sync_to_async(events.get)
+        item: dict[str, Any] | Reply = first
+        for frame in _frames(item):
+            yield frame
+        while not isinstance(item, Reply):
+            item = await wait()
+            for frame in _frames(item):
+                yield frame
+
+    response = StreamingHttpResponse(astream() if asgi else stream(), content_type="text/event-stream")
     response["Cache-Control"] = "no-cache"
     response["X-Accel-Buffering"] = "no"  # let nginx pass each event on at once
     return response
@@ -238,7 +263,7 @@ def _serve(server: Server, request: HttpRequest, auth: Sequence[Auth]) -> HttpRe
     if _may_notify(payload, headers):
         if user is not None:
             user.is_authenticated  # noqa: B018  (resolve the lazy user here, not on the worker thread)
-        return _streamed(server, payload, headers, user)
+        return _streamed(server, payload, headers, user, asgi=isinstance(request, ASGIRequest))
     return _json(_explained(server.handle(payload, headers=headers, user=user)))
 
 

@@ -6,100 +6,30 @@ from __future__ import annotations
 
 import asyncio
 import os
-import socket
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import mcp_types as types
 import pytest
 from mcp import Client
 
-from tests.conformance.run import free_port, wait_until_listening
+from tests.e2e.deployment import deployment, needs_postgres
 
-ROOT = Path(__file__).resolve().parents[2]
-POSTGRES = ("127.0.0.1", 5432)
-DATABASE = f"mcpforms_workers_{os.getpid()}"  # one per test process: the matrix runs two at once
 USERS = 6
 THINKING = 3.0  # seconds each user takes to answer
 
-
-def postgres_answers() -> bool:
-    try:
-        socket.create_connection(POSTGRES, timeout=1).close()
-        return True
-    except OSError:
-        return False
-
-
-pytestmark = pytest.mark.skipif(not postgres_answers(), reason="PostgreSQL does not answer on 127.0.0.1:5432")
-
-
-def admin(sql: str) -> None:
-    import psycopg
-
-    with psycopg.connect("host=127.0.0.1 port=5432 user=postgres dbname=postgres", autocommit=True) as db:
-        db.execute(sql)
+pytestmark = needs_postgres
 
 
 @pytest.fixture(scope="module")
 def gunicorn(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    directory = tmp_path_factory.mktemp("workers")
-    database = {
-        "ENGINE": "django.db.backends.postgresql",
-        "NAME": DATABASE,
-        "USER": "postgres",
-        "HOST": "127.0.0.1",
-    }
-    (directory / "workers_settings.py").write_text(
-        f"from project.settings import *\nDEBUG = False\nDATABASES = {{'default': {database!r}}}\n"
-    )
-    env = {
-        **os.environ,
-        "PYTHONPATH": f"{directory}{os.pathsep}{ROOT}",
-        "DJANGO_SETTINGS_MODULE": "workers_settings",
-        "PYTHONUNBUFFERED": "1",
-    }
-    env.pop("DATABASE_URL", None)
-    admin(f"DROP DATABASE IF EXISTS {DATABASE} WITH (FORCE)")
-    admin(f"CREATE DATABASE {DATABASE}")
-    for command in (["migrate", "--noinput"], ["seed_demo"]):
-        subprocess.run(
-            [sys.executable, "manage.py", *command], cwd=ROOT, env=env, check=True, capture_output=True
-        )
-    port = free_port()
-    log = (directory / "gunicorn.log").open("wb")
-    server = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "gunicorn",
-            "project.wsgi:application",
-            "--workers",
-            "2",
-            "--worker-class",
-            "sync",
-            "--bind",
-            f"127.0.0.1:{port}",
-            "--timeout",
-            "30",
-        ],
-        cwd=ROOT,
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    try:
-        wait_until_listening(port, server, directory / "gunicorn.log")
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        server.terminate()
-        server.wait(timeout=15)
-        log.close()
-        admin(f"DROP DATABASE IF EXISTS {DATABASE} WITH (FORCE)")
+    # One database per test process: the matrix runs two at once.
+    with (
+        deployment(tmp_path_factory.mktemp("workers"), f"mcpforms_workers_{os.getpid()}") as demo,
+        demo.serving("gunicorn") as url,
+    ):
+        yield url
 
 
 def test_six_users_thinking_at_once_pin_no_worker(gunicorn):
