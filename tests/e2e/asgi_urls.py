@@ -9,8 +9,10 @@ from django.db import connection
 
 from mcpforms.protocol import RequestContext, default_server
 from project.urls import urlpatterns
+from tests.e2e.deployment import GATE
 
-GATE = 714_2026  # the advisory lock the test holds while the tool should wait
+# Imported by the ASGI test's server process only (as its ROOT_URLCONF), never by the test run itself:
+# the tool lands on that process's default server, not on the one the rest of the suite lists.
 
 
 @default_server.tool(description="Report progress 0 of 1, wait for the test's gate, report 1 of 1.")

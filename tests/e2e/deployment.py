@@ -23,6 +23,8 @@ if TYPE_CHECKING:
 ROOT = Path(__file__).resolve().parents[2]
 POSTGRES = ("127.0.0.1", 5432)
 REDIS = ("127.0.0.1", 6379)
+# The PostgreSQL advisory lock the ASGI test holds while its gated tool (tests/e2e/asgi_urls.py) waits.
+GATE = 714_2026
 # One server process per command: gunicorn with 2 sync workers, as a small WSGI deployment runs; uvicorn
 # with its single event loop, where every sync view runs on a thread of its own.
 SERVERS = {

@@ -19,8 +19,7 @@ import psycopg
 import pytest
 from mcp import Client
 
-from tests.e2e.asgi_urls import GATE
-from tests.e2e.deployment import Deployment, deployment, needs_postgres
+from tests.e2e.deployment import GATE, Deployment, deployment, needs_postgres
 
 pytestmark = needs_postgres
 
