@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 NPM_STAMP := node_modules/.installed
 PG_URL ?= postgres://postgres@127.0.0.1:5432/test
 
-.PHONY: run test lint types pytest pytest-sqlite pytest-postgres install-test matrix conformance chromium mutation clean
+.PHONY: run test lint types pytest pytest-sqlite pytest-postgres install-test matrix conformance chromium mutation bench clean
 
 # The virtualenv is rebuilt whenever pyproject.toml changes, so a fresh clone needs nothing installed by hand.
 # pip learned dependency groups (PEP 735) in 25.1, hence the upgrade first.
@@ -86,6 +86,12 @@ conformance: $(STAMP) $(NPM_STAMP)
 mutation: $(STAMP)
 	$(BIN)/python -m pip install --quiet --group mutation
 	$(BIN)/python bench/mutation.py
+
+# What a two-round flow costs under gunicorn, as a ratio to a bare Django view, with the optional targets
+# (the SDK's MCPServer, django-mcpz in bench/.venvs/mcpz), tools/list at 10 to 1,000 tools and the import
+# costs (bench/http_flow.py). Not part of `make test`: it prints a table, asserts nothing, takes minutes.
+bench: $(STAMP)
+	$(BIN)/python bench/http_flow.py
 
 clean:
 	rm -rf $(VENV) .nox node_modules .coverage .coverage.* .mypy_cache .ruff_cache .pytest_cache mutants

@@ -28,37 +28,23 @@ django.setup()
 
 from django.test import Client  # noqa: E402
 
+from bench.flows import ANSWER, ARGUMENTS, HEADERS, answers_for, call_body, check_done, result_of  # noqa: E402
+
 ROUNDS = 300
 REPEATS = 7
-META = {
-    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-    "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}},
-}
-HEADERS: dict[str, Any] = {
-    "HTTP_MCP_PROTOCOL_VERSION": "2026-07-28",
-    "HTTP_MCP_METHOD": "tools/call",
-    "HTTP_MCP_NAME": "signup",
-}
-ANSWER = {"email": "ada@example.com", "plan": "pro", "age": 36, "newsletter": True}
 
 
 def mcp_flow(client: Client) -> None:
-    def call(request_id: int, extra: dict[str, Any]) -> dict[str, Any]:
-        params = {"name": "signup", "arguments": {"plan": "pro"}, "_meta": META, **extra}
-        body = json.dumps({"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params})
-        response = client.post("/mcp", body, content_type="application/json", **HEADERS)
-        result: dict[str, Any] = json.loads(response.content)["result"]
-        return result
+    def call(request_id: int, extra: dict[str, Any] | None = None) -> dict[str, Any]:
+        body = call_body(request_id, extra)
+        response = client.post("/mcp", body, content_type="application/json", headers=HEADERS)
+        return result_of(response.content)
 
-    first = call(1, {})
-    assert first["resultType"] == "input_required", first
-    answer = {"signup": {"action": "accept", "content": ANSWER}}
-    done = call(2, {"inputResponses": answer, "requestState": first["requestState"]})
-    assert done["structuredContent"]["email"] == "ada@example.com", done
+    check_done(call(2, answers_for(call(1))))
 
 
 def bare_flow(client: Client) -> None:
-    for data in ({"plan": "pro"}, ANSWER):
+    for data in (ARGUMENTS, ANSWER):
         response = client.post("/bare", json.dumps(data), content_type="application/json")
         assert response.status_code == 200
 

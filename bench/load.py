@@ -1,0 +1,89 @@
+"""A load generator for two-round flows: ``connections`` threads, each running flows back to back.
+
+A flow is a function of a ``Poster`` that raises on anything unexpected. Threads and ``http.client``
+rather than an async client: the generator shares the machine's cores with the server it measures,
+and this is the cheapest client Python has; the server's CPU is read per flow, so the generator's speed
+changes how many flows run, not what each costs.
+"""
+
+from __future__ import annotations
+
+import http.client
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+from bench.flows import FlowError
+
+
+class Poster:
+    """POSTs JSON to one local port, one connection per request.
+
+    gunicorn's sync workers close the connection after every response anyway; asking every server to do so
+    gives all targets the same TCP work per request. It also avoids a stall of uvicorn with ``--workers``:
+    there a kept-alive connection's answers wait about 40 ms each (Nagle's algorithm meeting the client's
+    delayed ACK: the socket the supervisor binds has no ``IPPROTO_TCP``, so asyncio never sets
+    ``TCP_NODELAY``, Kludex/uvicorn#3149), which a single uvicorn worker does not show.
+    """
+
+    def __init__(self, port: int) -> None:
+        self.connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+
+    def __call__(self, path: str, body: bytes, headers: Mapping[str, str] | None = None) -> bytes:
+        sent = {
+            "Content-Type": "application/json",
+            "Accept": "application/json, text/event-stream",
+            "Connection": "close",
+        }
+        try:
+            self.connection.request("POST", path, body, {**sent, **(headers or {})})
+            response = self.connection.getresponse()
+            data = response.read()
+        finally:
+            self.connection.close()
+        if response.status != 200:
+            raise FlowError(f"HTTP {response.status} from {path}: {data[:300]!r}")
+        return data
+
+
+Flow = Callable[[Poster], None]
+
+
+@dataclass
+class Tally:
+    flows: int = 0
+    errors: int = 0
+    first_error: str = ""
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def add(self, *, error: Exception | None) -> None:
+        with self.lock:
+            if error is None:
+                self.flows += 1
+                return
+            self.errors += 1
+            self.first_error = self.first_error or f"{type(error).__name__}: {error}"
+
+
+def run(flow: Flow, port: int, *, seconds: float, connections: int) -> Tally:
+    """Run ``flow`` on ``connections`` threads for ``seconds``; flows under way then are finished."""
+    tally = Tally()
+    deadline = time.monotonic() + seconds
+
+    def worker() -> None:
+        post = Poster(port)
+        while time.monotonic() < deadline:
+            try:
+                flow(post)
+            except (FlowError, OSError, http.client.HTTPException, ValueError, KeyError) as error:
+                tally.add(error=error)
+            else:
+                tally.add(error=None)
+
+    threads = [threading.Thread(target=worker) for _ in range(connections)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return tally
