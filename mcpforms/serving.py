@@ -178,6 +178,10 @@ def run_handler(tool: FormTool, ctx: RequestContext, form: forms.BaseForm) -> di
     return result
 
 
+class _Recorded(Exception):
+    """The flow being completed is recorded already: its transaction must end before the outcome is read."""
+
+
 def complete(tool: FormTool, ctx: RequestContext, form: forms.BaseForm) -> dict[str, Any]:
     """Run the handler once per flow: the flow is recorded, with the result, in the handler's own
     transaction. A client that retries the last round (it lost the response), or answers an earlier
@@ -185,25 +189,28 @@ def complete(tool: FormTool, ctx: RequestContext, form: forms.BaseForm) -> dict[
     from mcpforms.models import CompletedFlow  # models load after the app registry; this module before
 
     state = ctx.request_state
-    with transaction.atomic():
-        record = None
-        if state is not None:
-            try:
-                with transaction.atomic():
-                    record = CompletedFlow.record(state)
-            except IntegrityError:
-                recorded = CompletedFlow.outcome_of(state)
-                if recorded is not None:
-                    return recorded
-                # Recorded by a transaction that has not committed yet: it is being submitted right now.
-                return error_result(
-                    f"This {tool.title} form is being submitted already; it was not submitted again."
-                )
-        result = run_handler(tool, ctx, form)
-        if record is not None:
-            record.result = result
-            record.save(update_fields=["result"])
-        return result
+    try:
+        with transaction.atomic():
+            digest = None
+            if state is not None:
+                # The record is the block's first statement (a transaction, or a savepoint inside the
+                # caller's): a duplicate rolls the block back with nothing else in it to undo, so the
+                # record needs no savepoint of its own.
+                try:
+                    digest = CompletedFlow.record(state)
+                except IntegrityError as duplicate:
+                    raise _Recorded from duplicate
+            result = run_handler(tool, ctx, form)
+            if digest is not None:
+                CompletedFlow.keep_result(digest, result)
+            return result
+    except _Recorded:
+        assert state is not None
+        recorded = CompletedFlow.outcome_of(state)
+        if recorded is not None:
+            return recorded
+        # Recorded by a transaction that has not committed yet: it is being submitted right now.
+        return error_result(f"This {tool.title} form is being submitted already; it was not submitted again.")
 
 
 def _finish(tool: FormTool, ctx: RequestContext, outcome: Outcome) -> dict[str, Any]:

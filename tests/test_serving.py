@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import pytest
-from django.db import connection
+from django.db import connection, connections
 from django.test.utils import CaptureQueriesContext
 
 from mcpforms.protocol.context import RequestContext
@@ -74,3 +75,46 @@ def test_the_app_only_submit_tool_exists_only_for_hosts_that_render_the_ui():
     assert [tool["name"] for tool in host.result("tools/list")["tools"]] == ["signup", "signup_submit"]
     done = host.call("signup_submit", {"email": "ada@example.com", "plan": "pro"})
     assert done["structuredContent"]["email"] == "ada@example.com"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_final_round_replayed_while_the_first_is_still_running_does_not_run_it_again():
+    """Exactly once under concurrency: the replay waits on the first submission's record, then gets its
+    outcome. PostgreSQL only: SQLite's in-memory test database refuses a second writer outright."""
+    if connection.vendor != "postgresql":
+        pytest.skip("needs a database where a second writer waits: PostgreSQL")
+    server = Server()
+    inside, release = threading.Event(), threading.Event()
+    runs: list[str] = []
+
+    @register(SignupForm, server=server)
+    def signup(request, form):
+        runs.append(form.cleaned_data["email"])
+        inside.set()
+        release.wait(10)  # hold the transaction open while the replay arrives
+        return f"Signed up {form.cleaned_data['email']}"
+
+    client = CoreClient(server)
+    first = client.call("signup", {})
+    answer = {"signup": {"action": "accept", "content": {"email": "ada@example.com", "plan": "pro"}}}
+    outcomes: dict[str, dict[str, Any]] = {}
+
+    def submit(label: str) -> None:
+        try:
+            outcomes[label] = client.answer(first, "signup", **answer)
+        finally:
+            connections.close_all()
+
+    running = threading.Thread(target=submit, args=("first",))
+    running.start()
+    assert inside.wait(10)
+    replay = threading.Thread(target=submit, args=("replay",))
+    replay.start()
+    replay.join(0.5)
+    assert replay.is_alive()  # waiting on the first submission's uncommitted record
+    release.set()
+    running.join(10)
+    replay.join(10)
+    assert runs == ["ada@example.com"]
+    assert outcomes["replay"] == outcomes["first"]
+    assert outcomes["first"]["content"][0]["text"] == "Signed up ada@example.com"
