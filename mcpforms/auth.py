@@ -31,6 +31,13 @@ Auth = Callable[[HttpRequest], Any]
 class AccessTokenAuth(HttpBearer):
     """A personal access token (``mcpforms.models.AccessToken``) sent as ``Authorization: Bearer``."""
 
+    def __call__(self, request: HttpRequest) -> Any:
+        # Anonymous and session callers send no Authorization: answer them from META, without the
+        # request.headers mapping django-ninja builds from all of it on every call.
+        if "HTTP_AUTHORIZATION" not in request.META:
+            return None
+        return super().__call__(request)
+
     def authenticate(self, request: HttpRequest, token: str) -> Any:
         return AccessToken.objects.user_for(token)
 

@@ -425,12 +425,16 @@ def form_fields(form_class: type[forms.BaseForm], **form_kwargs: Any) -> list[Au
     The hot path of every round needs the field list: a plain form is read once per language, while a
     form with an ``__init__``, database choices, callable initials or arguments is read every time.
     """
-    if form_kwargs or not _is_static(form_class):
+    if form_kwargs:
         return fields_for_form(form_class(**form_kwargs))
-    by_language = _static_fields.setdefault(form_class, {})
     language = get_language()
-    if language not in by_language:
-        by_language[language] = fields_for_form(form_class)
+    by_language = _static_fields.get(form_class)
+    if by_language is not None and language in by_language:
+        return by_language[language]  # only a static class was ever remembered
+    if not _is_static(form_class):
+        return fields_for_form(form_class())
+    by_language = _static_fields.setdefault(form_class, {})
+    by_language[language] = fields_for_form(form_class)
     return by_language[language]
 
 

@@ -64,7 +64,8 @@ def _check_text(payload: Any, *, max_depth: int, max_length: int) -> None:
 
 def _check_string(text: str, max_length: int) -> None:
     try:
-        text.encode("utf-8")
+        if not text.isascii():  # O(1) in CPython, and nearly every string of a request is ASCII
+            text.encode("utf-8")
     except UnicodeEncodeError:
         raise ProtocolError(
             PARSE_ERROR, "Parse error: a string holds a lone surrogate (\\ud800-\\udfff)"

@@ -6,6 +6,7 @@ key rotates the same way for both.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 from django.conf import settings
@@ -34,7 +35,14 @@ def signing_keys() -> list[str | bytes]:
 
 def _signer(salt: str) -> signing.TimestampSigner:
     key, *fallbacks = signing_keys()
-    return signing.TimestampSigner(key=key, fallback_keys=fallbacks, salt=salt)
+    return _signer_with(key, tuple(fallbacks), salt)
+
+
+@lru_cache(maxsize=32)
+def _signer_with(key: str | bytes, fallbacks: tuple[str | bytes, ...], salt: str) -> signing.TimestampSigner:
+    # A signer holds nothing but its keys and salt: one per combination serves every request, where
+    # building one per token read the settings again each time. A rotated key is another combination.
+    return signing.TimestampSigner(key=key, fallback_keys=list(fallbacks), salt=salt)
 
 
 def sign(payload: Any, *, salt: str, compress: bool = True) -> str:
