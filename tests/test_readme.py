@@ -40,3 +40,25 @@ def test_the_stdio_desktop_config_in_the_readme_is_the_one_the_stdio_tests_start
     from tests.test_stdio import DESKTOP_CONFIG
 
     assert f"```json\n{DESKTOP_CONFIG.strip()}\n```" in README.read_text()
+
+
+def test_the_sqlite_settings_in_the_readme_are_the_demos_and_do_what_it_says(tmp_path, django_db_blocker):
+    from django.db.utils import ConnectionHandler
+
+    from project import settings as demo
+
+    (block,) = [block for block in python_blocks() if "django.db.backends.sqlite3" in block]
+    namespace: dict[str, object] = {"BASE_DIR": demo.BASE_DIR}
+    exec(compile(block, str(README), "exec"), namespace)
+    assert namespace["DATABASES"] == demo.DATABASES
+    databases = {"default": {**demo.DATABASES["default"], "NAME": tmp_path / "project.sqlite3"}}
+    connection = ConnectionHandler(databases)["default"]  # a file of its own, not the test database
+    try:
+        with django_db_blocker.unblock(), connection.cursor() as cursor:
+            pragmas = {
+                name: cursor.execute(f"PRAGMA {name}").fetchone()[0]
+                for name in ("journal_mode", "synchronous", "busy_timeout")
+            }
+        assert pragmas == {"journal_mode": "wal", "synchronous": 1, "busy_timeout": 20_000}
+    finally:
+        connection.close()
