@@ -1,17 +1,21 @@
 """What a two-round form flow costs a real server, per flow, as a ratio to a bare Django view: one command.
 
-Run: ``make bench``, or ``.venv/bin/python bench/http_flow.py [--seconds N] [--connections C] [--rounds R]
-[--wal]`` (Linux: it reads ``/proc``); about two minutes with the defaults. It prints a table and two
-sections, and asserts nothing:
+Run: ``make bench``, or ``.venv/bin/python bench/http_flow.py [--seconds N] [--connections C] [--rounds R]``
+(Linux: it reads ``/proc``); about three minutes with the defaults. It prints a table and two sections,
+and asserts nothing:
 
-- **HTTP**: each target is served by its own server of 2 worker processes on a free local port:
-  - ``bare view``: gunicorn (2 sync workers), ``bench.http_settings`` (the demo, its middleware, on a
-    SQLite file in rollback-journal mode, Django's default; ``--wal`` for WAL), a view binding
-    ``SignupForm`` to the posted JSON; its requests and answers are padded to the byte sizes of
-    mcpforms' in the same round: the floor;
+- **HTTP**: each target is served by its own server of 2 worker processes on a free local port, with
+  ``bench.http_settings`` (the demo without middleware, on a SQLite file configured as the demo's
+  ``project.settings`` configures it: WAL, ``synchronous=NORMAL``, persistent connections):
+  - ``bare view``: gunicorn (2 sync workers), a view binding ``SignupForm`` to the posted JSON; its
+    requests and answers are padded to the byte sizes of mcpforms' in the same round: the floor;
+  - ``bare view + record``: the same, and a valid form's reply recorded in ``CompletedFlow`` as mcpforms
+    records a completed flow: what exactly-once costs with nothing else of MCP;
   - ``mcpforms``: the same gunicorn and settings, the demo's ``signup`` tool at ``/mcp``: round one asks
     (``input_required``), round two answers with the ``requestState`` of that flow's round one and
     completes (the completion is recorded in the database);
+  - ``mcpforms, SQLite as Django sets it``: the same, on a second file left at Django's defaults (the
+    rollback journal, a connection per request), what a project that never tuned SQLite gets;
   - ``MCPServer``, optional: the official SDK's server with an equivalent tool (``bench/sdk_server.py``)
     under uvicorn with 2 workers; skipped, with the reason, when ``mcp`` does not import;
   - ``django-mcpz 1.2``, optional: its ``MCPServer`` with an equivalent tool binding the same form
@@ -78,11 +82,11 @@ def padded(data: Mapping[str, object], size: int) -> bytes:
     return (body[: -len('"}')] + "x" * max(0, size - len(body)) + '"}').encode()
 
 
-def bare_flow_of(request_sizes: list[int]) -> load.Flow:
+def bare_flow_of(request_sizes: list[int], path: str = "/bare") -> load.Flow:
     first, second = padded(ARGUMENTS, request_sizes[0]), padded(ANSWER, request_sizes[1])
 
     def bare_flow(post: load.Poster) -> None:
-        if b"errors" not in post("/bare", first) or EMAIL.encode() not in post("/bare", second):
+        if b"errors" not in post(path, first) or EMAIL.encode() not in post(path, second):
             raise FlowError("the bare view did not answer as SignupForm would")
 
     return bare_flow
@@ -161,13 +165,19 @@ def mcpz_target(env: dict[str, str]) -> Target | str:
     return Target("django-mcpz 1.2 (gunicorn)", target, mcp_flow)
 
 
-def prepare_database(folder: Path, *, wal: bool) -> tuple[dict[str, str], str]:
-    env = {"DJANGO_SETTINGS_MODULE": SETTINGS, "MCPFORMS_BENCH_DB": str(folder / "bench.sqlite3")}
+def prepare_database(path: Path, *, tuned: bool) -> tuple[dict[str, str], str]:
+    """Migrate a SQLite file for the targets; the environment they need to use it, and its journal mode.
+
+    ``tuned``: as ``project.settings`` configures SQLite (its ``init_command`` puts the file in WAL);
+    otherwise as Django does by default.
+    """
+    env = {"DJANGO_SETTINGS_MODULE": SETTINGS, "MCPFORMS_BENCH_DB": str(path)}
+    if not tuned:
+        env["MCPFORMS_BENCH_SQLITE"] = "django"
     migrate = [sys.executable, "manage.py", "migrate", "--noinput", "--skip-checks", "-v0"]
     subprocess.run(migrate, cwd=ROOT, env={**os.environ, **env}, check=True)
-    with sqlite3.connect(env["MCPFORMS_BENCH_DB"]) as connection:
-        # WAL is a property of the database file: every connection Django opens afterwards uses it.
-        journal: str = connection.execute(f"PRAGMA journal_mode={'wal' if wal else 'delete'}").fetchone()[0]
+    with sqlite3.connect(path) as connection:
+        journal: str = connection.execute("PRAGMA journal_mode").fetchone()[0]
     return env, journal
 
 
@@ -177,7 +187,8 @@ def start(target: Target, folder: Path, started: list[ServerProcess]) -> None:
 
 
 def http_comparison(args: argparse.Namespace, folder: Path) -> None:
-    env, journal = prepare_database(folder, wal=args.wal)
+    env, journal = prepare_database(folder / "tuned.sqlite3", tuned=True)
+    untuned_env, untuned_journal = prepare_database(folder / "django.sqlite3", tuned=False)
     started: list[ServerProcess] = []
     try:
         mcpforms = Target("mcpforms (gunicorn)", gunicorn("mcpforms", env), mcp_flow)
@@ -185,8 +196,12 @@ def http_comparison(args: argparse.Namespace, folder: Path) -> None:
         request_sizes, answer_sizes = message_sizes(mcpforms.server.port)
         sizes = {"MCPFORMS_BENCH_SIZES": ",".join(map(str, answer_sizes))}
         bare = Target("bare view (gunicorn)", gunicorn("bare", {**env, **sizes}), bare_flow_of(request_sizes))
-        start(bare, folder, started)
-        targets = [bare, mcpforms]
+        recorded_flow = bare_flow_of(request_sizes, "/bare-recorded")
+        recorded = Target("bare view + record", gunicorn("bare-recorded", {**env, **sizes}), recorded_flow)
+        untuned = Target("mcpforms, SQLite as Django sets", gunicorn("untuned", untuned_env), mcp_flow)
+        for target in (bare, recorded, untuned):
+            start(target, folder, started)
+        targets = [bare, recorded, mcpforms, untuned]
         notes: list[str] = []
         for name, optional in (("MCPServer (mcp SDK)", sdk_target()), ("django-mcpz", mcpz_target(env))):
             if isinstance(optional, str):
@@ -202,10 +217,11 @@ def http_comparison(args: argparse.Namespace, folder: Path) -> None:
             notes.append(f"{name}: requests {requests} B, answers {answers} B")
             targets.append(optional)
         print(f"HTTP: {WORKERS} workers per server, {args.connections} connections, one per request,")
-        default = "WAL, by --wal" if args.wal else "Django's default, not WAL"
-        print(f"{args.rounds} rounds of {args.seconds:g} s per target; SQLite file, journal_mode={journal}")
-        print(f"({default}); mcpforms' requests", request_sizes, "B, answers", answer_sizes)
-        print("B; the bare view's requests and answers are padded to those sizes")
+        print(f"{args.rounds} rounds of {args.seconds:g} s per target; no middleware; SQLite files as the")
+        print(f"demo configures them (journal_mode={journal}, synchronous=NORMAL, persistent connections),")
+        print(f"but for the target on Django's defaults (journal_mode={untuned_journal}, a connection per")
+        print("request); mcpforms' requests", request_sizes, "B, answers", answer_sizes, "B; the bare")
+        print("views' requests and answers are padded to those sizes")
         warm_up = min(2.0, args.seconds / 3)
         for target in targets:  # warm each worker: imports, caches, the first queries
             load.run(target.flow, target.server.port, seconds=warm_up, connections=args.connections)
@@ -248,7 +264,6 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=10, help="length of each target's turn (10)")
     parser.add_argument("--connections", type=int, default=4, help="concurrent connections (4)")
     parser.add_argument("--rounds", type=int, default=3, help="turns per target (3)")
-    parser.add_argument("--wal", action="store_true", help="put the SQLite database in WAL mode")
     parts = ["http", "tools", "imports"]
     parser.add_argument("--parts", nargs="+", choices=parts, default=parts, help="what to run (all)")
     args = parser.parse_args()
