@@ -22,7 +22,7 @@ from mcpforms import serving, ui
 from mcpforms.fields import FormConversionError, fields_for_form
 from mcpforms.flow import Ask, Path
 from mcpforms.prompts import FormPrompt, form_prompt
-from mcpforms.protocol.catalog import Catalog
+from mcpforms.protocol.catalog import Catalog, Deferred
 from mcpforms.protocol.context import RequestContext
 from mcpforms.protocol.errors import invalid_params
 from mcpforms.protocol.primitives import Prompt, ResourceTemplate, Tool
@@ -63,8 +63,8 @@ class Registry:
     def _version(self) -> int:
         return self._generation
 
-    def _protocol_tools(self) -> list[Tool]:
-        return [tool for form_tool in self._tools.values() for tool in serving.protocol_tools(form_tool)]
+    def _protocol_tools(self) -> list[Deferred[Tool]]:
+        return [slot for form_tool in self._tools.values() for slot in tool_slots(form_tool)]
 
     def _protocol_prompts(self) -> list[Prompt]:
         return [form_prompt.prompt for form_prompt in self._prompts.values()]
@@ -85,9 +85,9 @@ class Registry:
         tools.add_source(source, version=version)
         self._sources.append(tools)
 
-        def protocol_tools() -> list[Tool]:
+        def protocol_tools() -> list[Deferred[Tool]]:
             fresh = [form_tool for form_tool in tools.all() if form_tool.name not in self._tools]
-            return [tool for form_tool in fresh for tool in serving.protocol_tools(form_tool)]
+            return [slot for form_tool in fresh for slot in tool_slots(form_tool)]
 
         self.server.add_tool_source(protocol_tools, version=version)
 
@@ -147,6 +147,41 @@ class Registry:
             except DatabaseError:  # checks may run before the database exists: conversion is checked on use
                 continue
         return failures
+
+
+class _ToolSlot(Deferred[Tool]):
+    """A form tool's protocol tool, named at registration and built (the form converted) when a listing
+    or a call first reaches it. Who may see it is known before: the tool's ``visible`` is ``may_use``."""
+
+    __slots__ = ("form_tool",)
+    certain = True
+
+    def __init__(self, key: str, form_tool: FormTool) -> None:
+        super().__init__(key)
+        self.form_tool = form_tool
+
+    def build(self) -> Tool | None:
+        return next((tool for tool in serving.protocol_tools(self.form_tool) if tool.name == self.key), None)
+
+    def visible_to(self, ctx: RequestContext) -> bool:
+        return self.form_tool.may_use(ctx)
+
+
+class _SubmitSlot(_ToolSlot):
+    """The app-only submit tool of a form tool's UI, which a form without one turns out not to have. It
+    exists only for hosts that declared MCP Apps (``serving.protocol_tools``, spec §11.2): any other
+    caller's listing passes over it without building it."""
+
+    __slots__ = ()
+    certain = False
+
+    def visible_to(self, ctx: RequestContext) -> bool:
+        return serving.submit_visible(self.form_tool, ctx)
+
+
+def tool_slots(form_tool: FormTool) -> tuple[Deferred[Tool], Deferred[Tool]]:
+    """The protocol tools of ``form_tool`` (``serving.protocol_tools``), named now, built on first use."""
+    return _ToolSlot(form_tool.name, form_tool), _SubmitSlot(ui.submit_name(form_tool.name), form_tool)
 
 
 _registries: weakref.WeakKeyDictionary[Server, Registry] = weakref.WeakKeyDictionary()

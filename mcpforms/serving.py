@@ -55,12 +55,12 @@ def protocol_tools(tool: FormTool) -> tuple[Tool, ...]:
         handler=partial(serve_submit, tool),
         annotations=tool.tool_annotations,
         meta=ui.tool_meta(tool.name, app_only=True),
-        visible=partial(_submit_visible, tool),
+        visible=partial(submit_visible, tool),
     )
     return (call, submit)
 
 
-def _submit_visible(tool: FormTool, ctx: RequestContext) -> bool:
+def submit_visible(tool: FormTool, ctx: RequestContext) -> bool:
     """An app-only submit tool exists for hosts that render the UI that calls it: a client that declared
     no MCP Apps support (in this request, or in its 2025-era session) neither lists nor calls it, and its
     model is not invited to."""

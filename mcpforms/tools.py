@@ -211,15 +211,25 @@ class FormTool:
         return type(self).handle is not FormTool.handle
 
     @cached_property
+    def _listed_fields(self) -> tuple[dict[str, Any], bool]:
+        """What a listing needs of the fields, read once per tool, when a listing or a call first needs
+        it: the input schema, and whether a field is one only the URL-mode page collects."""
+        fields = self.fields_for(None)
+        return self._schema(fields), any(auto.page_only for auto in fields)
+
+    @property
     def input_schema(self) -> dict[str, Any]:
         """Full JSON Schema for the model: every field optional, so it passes only what it knows."""
+        return self._listed_fields[0]
+
+    def _schema(self, fields: list[AutoFormField]) -> dict[str, Any]:
         properties: dict[str, Any] = {}
         if self.update:
             properties[self.lookup] = {
                 "type": ["string", "integer"],
                 "description": f"The {self.lookup} of the object to change.",
             }
-        for auto in self.fields_for(None):
+        for auto in fields:
             if auto.page_only:
                 continue  # never through the model: URL mode or the HTML form collect these
             prop: dict[str, Any] = (
@@ -261,8 +271,8 @@ class FormTool:
         page may collect, nor when the tool's path rules the App out, nor for ``ask="always"``: the UI's
         submit tool is one a client without MCP Apps shows the model, which could call it without the
         user (spec §11.2: the server cannot tell who calls), and "always" promises the user confirms."""
-        on_page = any(auto.page_only for auto in self.fields_for(None))
-        return self.path == "auto" and not on_page and self.ask != "always"
+        # The options first: a tool they rule out has its form read no sooner than a listing needs it.
+        return self.path == "auto" and self.ask != "always" and not self._listed_fields[1]
 
 
 def tool_class(

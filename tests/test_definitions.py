@@ -94,6 +94,21 @@ def test_enabling_editing_and_disabling_change_tools_list_at_once():
     assert "event_rsvp" not in tool_names()
 
 
+def test_an_edit_reaches_a_tool_already_listed_and_called_at_once():
+    definition = rsvp()
+    client = CoreClient(default_server)
+    listed = {tool["name"]: tool for tool in client.result("tools/list")["tools"]}
+    assert listed["event_rsvp"]["inputSchema"]["properties"]["email"]["title"] == "Email"
+    assert asked(client.call("event_rsvp", {}), "event_rsvp")["requestedSchema"]["properties"]["email"]
+    row = definition.fields.get(name="email")
+    row.label = "Your e-mail"
+    row.save()
+    schema = asked(client.call("event_rsvp", {}), "event_rsvp")["requestedSchema"]  # no listing in between
+    assert schema["properties"]["email"]["title"] == "Your e-mail"
+    listed = {tool["name"]: tool for tool in client.result("tools/list")["tools"]}
+    assert listed["event_rsvp"]["inputSchema"]["properties"]["email"]["title"] == "Your e-mail"
+
+
 def test_every_change_moves_the_catalog_version():
     before = catalog_version()
     definition = rsvp()

@@ -9,6 +9,7 @@ from mcpforms.checks import check_registered_forms
 from mcpforms.protocol.server import Server, default_server
 from mcpforms.registry import register, register_prompt, registry_for
 from mcpforms.tools import RegistrationError, default_name
+from tests.core_client import APPS, ELICITATION, CoreClient, asked
 from tests.forms import SignupForm
 from tests.testapp.models import Colour
 
@@ -165,3 +166,93 @@ def test_a_decorated_name_that_clashes_is_refused():
         @register(ContactForm, server=server)
         def callback(request, form):
             return "twice"
+
+
+# ---- forms are converted when a client first needs them -------------------------------------------------
+
+
+def counted_forms(count: int, converted: list[str]) -> list[type[forms.Form]]:
+    """``count`` form classes that note their name in ``converted`` whenever they are instantiated (reading
+    a form's fields for its tool definition instantiates it)."""
+
+    class Counted(forms.Form):
+        email = forms.EmailField()
+
+        def __init__(self, *args: object, **kwargs: object) -> None:
+            converted.append(type(self).__name__)
+            super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+
+    return [type(f"Form{number}", (Counted,), {}) for number in range(count)]
+
+
+def lazy_server(count: int, converted: list[str]) -> Server:
+    server = Server()
+    for number, form_class in enumerate(counted_forms(count, converted)):
+        register(form_class, server=server, name=f"t{number:02d}")
+    return server
+
+
+def every_page(client: CoreClient) -> list[list[str]]:
+    pages, cursor = [], None
+    while True:
+        result = client.result("tools/list", {"cursor": cursor} if cursor else {})
+        pages.append([tool["name"] for tool in result["tools"]])
+        cursor = result.get("nextCursor")
+        if cursor is None:
+            return pages
+
+
+@override_settings(MCPFORMS={"ALLOW_ANONYMOUS": True, "PAGE_SIZE": 3})
+def test_a_page_converts_its_own_tools_and_a_call_the_tool_it_calls():
+    converted: list[str] = []
+    server = lazy_server(10, converted)
+    assert converted == []  # registering reads no form
+    client = CoreClient(server)
+    first = client.result("tools/list")
+    assert [tool["name"] for tool in first["tools"]] == ["t00", "t01", "t02"]
+    assert "nextCursor" in first
+    assert set(converted) == {"Form0", "Form1", "Form2"}  # not the next page's, nor any submit tool's
+    asked(client.result("tools/call", {"name": "t07", "arguments": {}}), "t07")
+    assert set(converted) == {"Form0", "Form1", "Form2", "Form7"}
+    client.result("tools/list")
+    client.result("tools/call", {"name": "t07", "arguments": {}})
+    assert set(converted) == {"Form0", "Form1", "Form2", "Form7"}
+    assert converted.count("Form0") == 1  # converted once, listed from then on
+
+
+@override_settings(MCPFORMS={"ALLOW_ANONYMOUS": True, "PAGE_SIZE": 3})
+def test_paging_lazily_lists_every_tool_once_in_order_and_submit_tools_only_to_app_hosts():
+    converted: list[str] = []
+    server = lazy_server(7, converted)
+    register(ContactForm, server=server, name="t03x", path="form")  # no UI, so no submit tool
+    names = [f"t{number:02d}" for number in range(7)] + ["t03x"]
+    plain = every_page(CoreClient(server))
+    assert [len(page) for page in plain] == [3, 3, 2]
+    assert sum(plain, []) == sorted(names)
+    apps = every_page(CoreClient(server, capabilities={**ELICITATION, **APPS}))
+    submits = [f"t{number:02d}_submit" for number in range(7)]
+    assert sum(apps, []) == sorted(names + submits)
+    assert all(len(page) == 3 for page in apps[:-1])
+    assert CoreClient(server).send("tools/call", {"name": "t03x_submit"})["error"]["code"] == -32602
+
+
+@override_settings(MCPFORMS={"ALLOW_ANONYMOUS": True, "PAGE_SIZE": 2})
+def test_a_tool_that_fails_to_convert_is_left_out_of_the_list_not_the_list_broken(caplog):
+    class ShiftyForm(forms.Form):
+        """Fine when registered, unconvertible once instantiated."""
+
+        name = forms.CharField()
+
+        def __init__(self, *args: object, **kwargs: object) -> None:
+            super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+            self.fields["odd"] = Odd()
+
+    server = Server()
+    register(SignupForm, server=server, name="a")
+    register(ShiftyForm, server=server, name="b")
+    register(ContactForm, server=server, name="c")
+    assert sum(every_page(CoreClient(server)), []) == ["a", "c"]
+    assert "'b' cannot be listed" in caplog.text
+    assert "Odd has no mapping" in caplog.text
+    error = CoreClient(server).send("tools/call", {"name": "b", "arguments": {}})["error"]
+    assert error["code"] == -32603  # as before: a tool that cannot be defined is the server's fault

@@ -6,7 +6,7 @@ result; ``dispatch`` finishes it (resultType, serverInfo, cache hints, the -3202
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -14,6 +14,7 @@ from mcp_types.methods import validate_client_request
 from pydantic import ValidationError
 
 from mcpforms.conf import conf
+from mcpforms.protocol.catalog import Deferred, listed
 from mcpforms.protocol.context import Notify, RequestContext
 from mcpforms.protocol.envelope import Envelope
 from mcpforms.protocol.errors import ToolError, invalid_params, invalid_state, method_not_found
@@ -100,8 +101,21 @@ def discover(call: Call) -> dict[str, Any]:
     return result
 
 
-def _listing(call: Call, items: tuple[Any, ...], *, key: Callable[[Any], str], field: str) -> dict[str, Any]:
-    chunk, next_cursor = page(items, key=key, cursor=call.params.get("cursor"), size=conf.PAGE_SIZE)
+def _listing(
+    call: Call,
+    items: Sequence[Any],
+    *,
+    key: Callable[[Any], str],
+    field: str,
+    pick: Callable[[Any], Any] | None = None,
+    peek: Callable[[Any], bool] | None = None,
+) -> dict[str, Any]:
+    """One page of ``items``, sorted by ``key``; ``pick`` and ``peek`` as ``pagination.page`` has them."""
+    cursor, size = call.params.get("cursor"), conf.PAGE_SIZE
+    if pick is None:
+        chunk, next_cursor = page(items, key=key, cursor=cursor, size=size)
+    else:
+        chunk, next_cursor = page(items, key=key, cursor=cursor, size=size, pick=pick, peek=peek)
     result: dict[str, Any] = {field: [item.entry for item in chunk]}
     if next_cursor is not None:
         result["nextCursor"] = next_cursor
@@ -123,8 +137,18 @@ def _caller(call: Call, name: str) -> RequestContext:
 
 def list_tools(call: Call) -> dict[str, Any]:
     caller = _caller(call, "tools/list")
-    tools = tuple(tool for tool in call.server.tools.all() if tool.visible_to(caller))
-    return _listing(call, tools, key=lambda t: t.name, field="tools")
+
+    # A tool is built (a form converted) when a page shows it, and only if the caller may see it.
+    def shown(slot: Deferred[Tool]) -> Tool | None:
+        tool = listed(slot) if slot.visible_to(caller) else None
+        return tool if tool is not None and tool.visible_to(caller) else None
+
+    # Whether a next page exists is known without building the tools it will show, where their slots know.
+    def coming(slot: Deferred[Tool]) -> bool:
+        return slot.visible_to(caller) and (slot.certain or shown(slot) is not None)
+
+    slots = call.server.tools.slots()
+    return _listing(call, slots, key=lambda slot: slot.key, field="tools", pick=shown, peek=coming)
 
 
 def list_prompts(call: Call) -> dict[str, Any]:

@@ -11,7 +11,7 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 from mcpforms.conf import conf
-from mcpforms.protocol.catalog import Catalog
+from mcpforms.protocol.catalog import Catalog, Deferred
 from mcpforms.protocol.primitives import (
     Prompt,
     Resource,
@@ -63,9 +63,13 @@ class Offering:
         return self.tools.add(tool)
 
     def add_tool_source(
-        self, source: Callable[[], Iterable[Tool]], *, version: Callable[[], Hashable] | None = None
+        self,
+        source: Callable[[], Iterable[Tool | Deferred[Tool]]],
+        *,
+        version: Callable[[], Hashable] | None = None,
     ) -> None:
-        """Serve the tools ``source()`` returns; with ``version``, re-read them only when it changes."""
+        """Serve the tools ``source()`` returns; with ``version``, re-read them only when it changes. A
+        ``Deferred`` names a tool built when a listing or a call first reaches it."""
         self.tools.add_source(source, version=version)
 
     def tool(

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import base64
 import binascii
+from bisect import bisect_right
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from typing import Any, TypeVar, overload
 
 from mcpforms.protocol.errors import invalid_params
 
+S = TypeVar("S")
 T = TypeVar("T")
 
 
@@ -29,15 +31,52 @@ def _decode(cursor: Any) -> str:
         raise invalid_params("Invalid cursor") from None
 
 
+def _same(item: Any) -> Any:
+    return item
+
+
+@overload
 def page(
     items: Sequence[T], *, key: Callable[[T], str], cursor: Any, size: int
-) -> tuple[Sequence[T], str | None]:
-    """Return the page after ``cursor`` (None for the first) and the cursor of the next page, if any."""
-    start = 0
-    if cursor is not None:
-        after = _decode(cursor)
-        # Items are sorted by key, so the page starts at the first key past the cursor's.
-        start = next((index for index, item in enumerate(items) if key(item) > after), len(items))
-    chunk = items[start : start + size]
-    more = start + size < len(items)
-    return chunk, (_encode(key(chunk[-1])) if more and chunk else None)
+) -> tuple[list[T], str | None]: ...
+
+
+@overload
+def page(
+    items: Sequence[S],
+    *,
+    key: Callable[[S], str],
+    cursor: Any,
+    size: int,
+    pick: Callable[[S], T | None],
+    peek: Callable[[S], bool] | None = None,
+) -> tuple[list[T], str | None]: ...
+
+
+def page(
+    items: Sequence[Any],
+    *,
+    key: Callable[[Any], str],
+    cursor: Any,
+    size: int,
+    pick: Callable[[Any], Any] = _same,
+    peek: Callable[[Any], bool] | None = None,
+) -> tuple[list[Any], str | None]:
+    """Return the page after ``cursor`` (None for the first) and the cursor of the next page, if any.
+
+    ``items`` are sorted by key. ``pick`` turns an item into what the page shows, or None to pass over it
+    (one the caller may not see, one that does not exist); it is asked only about this page's items.
+    Whether a next page exists, ``peek`` tells of the items after it (by default, ``pick``).
+    """
+    # The page starts at the first key past the cursor's: found by bisection, not by a scan.
+    index = 0 if cursor is None else bisect_right(items, _decode(cursor), key=key)
+    chunk: list[Any] = []
+    while index < len(items) and len(chunk) < size:
+        picked = pick(items[index])
+        if picked is not None:
+            chunk.append(picked)
+        index += 1
+    listed = peek or (lambda item: pick(item) is not None)
+    more = bool(chunk) and any(listed(items[later]) for later in range(index, len(items)))
+    # The chunk ends with the item just before `index`: the next page starts past its key.
+    return chunk, (_encode(key(items[index - 1])) if more else None)

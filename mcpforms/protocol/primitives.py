@@ -33,6 +33,12 @@ NAME_RULE = "1-64 characters of A-Z a-z 0-9 _ . -"
 TOOL_NAME = re.compile(NAME_PATTERN)
 
 
+def _plain(mapping: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """A mapping as an entry carries it: a dict as it is, not copied (a thousand tools would hold a copy of
+    each schema; entries are serialised, never changed), anything else as a dict."""
+    return mapping if mapping is None or isinstance(mapping, dict) else dict(mapping)
+
+
 def _drop_none(entry: dict[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in entry.items() if value is not None}
 
@@ -76,10 +82,10 @@ class Tool:
                 "name": self.name,
                 "title": self.title,
                 "description": self.description,
-                "inputSchema": dict(self.input_schema),
-                "outputSchema": None if self.output_schema is None else dict(self.output_schema),
-                "annotations": None if self.annotations is None else dict(self.annotations),
-                "_meta": None if self.meta is None else dict(self.meta),
+                "inputSchema": _plain(self.input_schema),
+                "outputSchema": _plain(self.output_schema),
+                "annotations": _plain(self.annotations),
+                "_meta": _plain(self.meta),
             }
         )
 
@@ -120,7 +126,7 @@ class Prompt:
                 "title": self.title,
                 "description": self.description,
                 "arguments": arguments or None,
-                "_meta": None if self.meta is None else dict(self.meta),
+                "_meta": _plain(self.meta),
             }
         )
 
@@ -150,7 +156,7 @@ class Resource:
                 "title": self.title,
                 "description": self.description,
                 "mimeType": self.mime_type,
-                "_meta": None if self.meta is None else dict(self.meta),
+                "_meta": _plain(self.meta),
             }
         )
 
@@ -197,6 +203,6 @@ class ResourceTemplate:
                 "title": self.title,
                 "description": self.description,
                 "mimeType": self.mime_type,
-                "_meta": None if self.meta is None else dict(self.meta),
+                "_meta": _plain(self.meta),
             }
         )

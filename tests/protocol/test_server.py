@@ -9,7 +9,7 @@ import pytest
 from django.test import override_settings
 
 from mcpforms.protocol import Prompt, PromptArgument, Resource, ResourceTemplate, Server, Tool, default_server
-from mcpforms.protocol.catalog import Catalog
+from mcpforms.protocol.catalog import Catalog, Deferred, listed
 from mcpforms.protocol.pagination import page
 
 
@@ -228,3 +228,91 @@ def test_cached_settings_follow_setting_changes():
     with override_settings(MCPFORMS={"PAGE_SIZE": 7}):
         assert conf.PAGE_SIZE == 7
     assert conf.PAGE_SIZE == 100
+
+
+# ---- items named by their source, built on first use ------------------------------------------------------
+
+
+def deferred(name: str, built: list[str], *, exists: bool = True) -> Deferred[Tool]:
+    def build() -> Tool | None:
+        built.append(name)
+        return tool(name) if exists else None
+
+    return Deferred(name, build)
+
+
+def test_a_deferred_item_is_built_once_when_a_lookup_or_a_listing_reaches_it():
+    built: list[str] = []
+    catalog: Catalog[Tool] = Catalog(lambda t: t.name, kind="tool")
+    catalog.add_source(lambda: [deferred(name, built) for name in "cab"], version=lambda: 1)
+    assert [slot.key for slot in catalog.slots()] == ["a", "b", "c"] and built == []
+    found = catalog.get("b")
+    assert found is not None and found.name == "b" and built == ["b"]
+    assert [t.name for t in catalog.all()] == ["a", "b", "c"]
+    catalog.get("b")
+    assert sorted(built) == ["a", "b", "c"]
+
+
+def test_a_deferred_item_that_does_not_exist_leaves_its_key_to_the_next_source():
+    built: list[str] = []
+    catalog: Catalog[Tool] = Catalog(lambda t: t.name, kind="tool")
+    catalog.add_source(lambda: [deferred("a", built, exists=False), deferred("b", built)], version=lambda: 1)
+    later = Tool("a", "The later source's.", {"type": "object"}, handler)
+    catalog.add_source(lambda: [later], version=lambda: 1)
+    assert catalog.get("a") is later
+    assert catalog.all() == (later, tool("b"))
+
+
+def test_a_listing_leaves_out_an_item_that_cannot_be_built_and_tries_again_next_time(caplog):
+    failures = [RuntimeError("the database is away")]
+
+    def build() -> Tool:
+        if failures:
+            raise failures.pop()
+        return tool("a")
+
+    slot: Deferred[Tool] = Deferred("a", build)
+    assert listed(slot) is None
+    assert "'a' cannot be listed" in caplog.text and "the database is away" in caplog.text
+    assert listed(slot) == tool("a")
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 7])
+def test_a_page_picks_only_what_it_needs_and_pages_as_if_filtered_first(size):
+    keys = [f"k{number}" for number in range(7)]
+    shown = ["k1", "k2", "k5"]
+    picked: list[list[str]] = []
+
+    def pick(key: str) -> str | None:
+        picked[-1].append(key)
+        return key if key in shown else None
+
+    pages, cursor = [], None
+    while True:
+        picked.append([])
+        chunk, cursor = page(keys, key=lambda k: k, cursor=cursor, size=size, pick=pick)
+        pages.append(chunk)
+        if cursor is None:
+            break
+    assert pages == [shown[start : start + size] for start in range(0, len(shown), size)]
+    # A page picks its own items and, to know whether another page follows, the next one shown: no more.
+    for asked, following in zip(picked, pages[1:], strict=False):
+        assert max(asked) == following[0]
+
+
+def test_a_page_asks_peek_rather_than_pick_whether_more_follow():
+    picked: list[str] = []
+
+    def pick(key: str) -> str:
+        picked.append(key)
+        return key
+
+    chunk, cursor = page(
+        ["a", "b", "c"], key=lambda k: k, cursor=None, size=2, pick=pick, peek=lambda k: True
+    )
+    assert (chunk, picked) == (["a", "b"], ["a", "b"])
+    assert cursor is not None
+    chunk, cursor = page(
+        ["a", "b", "c"], key=lambda k: k, cursor=None, size=2, pick=pick, peek=lambda k: False
+    )
+    assert cursor is None
