@@ -110,26 +110,10 @@
     return Array.prototype.slice.call(this.form.querySelectorAll('[name="' + field.name + '"]'));
   };
 
-  // Typed as the tool's inputSchema types them; an empty input is left out so Django reports it if needed.
+  // Typed as the tool's inputSchema types them, by mcpforms' own reading of a field (mcpformsFieldValue,
+  // which home.html includes from mcpforms/field_values.js).
   ToolForm.prototype.readValue = function (field) {
-    var inputs = this.inputs(field);
-    if (!inputs.length) { return undefined; }
-    if (field.kind === "boolean") { return inputs[0].checked; }
-    if (field.kind === "multiple") {
-      var picked = [];
-      inputs.forEach(function (input) {
-        if (input.tagName === "SELECT") {
-          Array.prototype.forEach.call(input.selectedOptions, function (option) { picked.push(option.value); });
-        } else if (input.checked) { picked.push(input.value); }
-      });
-      return picked.length ? picked : undefined;
-    }
-    var chosen = inputs.filter(function (input) { return input.type !== "radio" || input.checked; })[0];
-    var text = chosen ? chosen.value : "";
-    if (text === "") { return undefined; }
-    if (field.kind === "integer" && /^-?\d+$/.test(text.trim())) { return parseInt(text, 10); }
-    if (field.kind === "number" && text.trim() !== "" && isFinite(Number(text))) { return Number(text); }
-    return text;
+    return mcpformsFieldValue(this.inputs(field), field.kind);
   };
 
   ToolForm.prototype.collect = function () {
