@@ -161,7 +161,7 @@ class _ToolSlot(Deferred[Tool]):
         self.form_tool = form_tool
 
     def build(self) -> Tool | None:
-        return next((tool for tool in serving.protocol_tools(self.form_tool) if tool.name == self.key), None)
+        return serving.tool_of(self.form_tool)
 
     def visible_to(self, ctx: RequestContext) -> bool:
         return self.form_tool.may_use(ctx)
@@ -169,18 +169,22 @@ class _ToolSlot(Deferred[Tool]):
 
 class _SubmitSlot(_ToolSlot):
     """The app-only submit tool of a form tool's UI, which a form without one turns out not to have. It
-    exists only for hosts that declared MCP Apps (``serving.protocol_tools``, spec §11.2): any other
+    exists only for hosts that declared MCP Apps (``serving.submit_visible``, spec §11.2): any other
     caller's listing passes over it without building it."""
 
     __slots__ = ()
     certain = False
+
+    def build(self) -> Tool | None:
+        return serving.submit_tool_of(self.form_tool)
 
     def visible_to(self, ctx: RequestContext) -> bool:
         return serving.submit_visible(self.form_tool, ctx)
 
 
 def tool_slots(form_tool: FormTool) -> tuple[Deferred[Tool], Deferred[Tool]]:
-    """The protocol tools of ``form_tool`` (``serving.protocol_tools``), named now, built on first use."""
+    """The protocol tools of ``form_tool`` (``serving.tool_of``, ``serving.submit_tool_of``), named now,
+    built on first use."""
     return _ToolSlot(form_tool.name, form_tool), _SubmitSlot(ui.submit_name(form_tool.name), form_tool)
 
 

@@ -30,10 +30,9 @@ class Refusal(Exception):
     """The call cannot go on: no permission, or no object to update. The text is for the model."""
 
 
-def protocol_tools(tool: FormTool) -> tuple[Tool, ...]:
-    """What ``tools/list`` shows for ``tool``: the tool, and the app-only submit tool of its UI if it has
-    one (spec §11.2)."""
-    call = Tool(
+def tool_of(tool: FormTool) -> Tool:
+    """What ``tools/list`` shows for ``tool``, and what ``tools/call`` runs."""
+    return Tool(
         name=tool.name,
         title=tool.title,
         description=tool.description,
@@ -45,9 +44,13 @@ def protocol_tools(tool: FormTool) -> tuple[Tool, ...]:
         state_version=None if tool.version is None else partial(_version, tool),
         visible=tool.may_use,
     )
+
+
+def submit_tool_of(tool: FormTool) -> Tool | None:
+    """The app-only submit tool of ``tool``'s UI (spec §11.2), or None when it has no UI."""
     if not tool.uses_app:
-        return (call,)
-    submit = Tool(
+        return None
+    return Tool(
         name=ui.submit_name(tool.name),
         title=f"Submit {tool.title}",
         description=f"Submit the {tool.title} form from its UI, with the field values as arguments.",
@@ -57,7 +60,6 @@ def protocol_tools(tool: FormTool) -> tuple[Tool, ...]:
         meta=ui.tool_meta(tool.name, app_only=True),
         visible=partial(submit_visible, tool),
     )
-    return (call, submit)
 
 
 def submit_visible(tool: FormTool, ctx: RequestContext) -> bool:
