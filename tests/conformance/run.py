@@ -75,11 +75,17 @@ def running_server(
         wait_until_listening(port, server, log)
         yield port
     finally:
-        server.terminate()
-        try:
-            server.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            server.kill()
+        stop_process(server, timeout=10)
+
+
+def stop_process(process: subprocess.Popen[bytes], *, timeout: float) -> None:
+    """Ask ``process`` to end (SIGTERM); kill it if it has not within ``timeout`` seconds."""
+    process.terminate()
+    try:
+        process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
 
 
 def wait_until_listening(

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from tests.conformance.run import free_port, wait_until_listening
+from tests.conformance.run import free_port, stop_process, wait_until_listening
 
 if TYPE_CHECKING:
     import psycopg
@@ -99,12 +99,7 @@ class Deployment:
                 wait_until_listening(port, process, log_path, timeout=60)
                 yield f"http://127.0.0.1:{port}/mcp"
             finally:
-                process.terminate()
-                try:
-                    process.wait(timeout=30)
-                except subprocess.TimeoutExpired:
-                    process.kill()
-                    process.wait()
+                stop_process(process, timeout=30)
 
 
 def _bind(server: str, port: int) -> list[str]:

@@ -28,7 +28,7 @@ from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from pydantic_ai.mcp import MCPToolset
 
-from tests.conformance.run import NODE_BIN, ROOT, free_port
+from tests.conformance.run import NODE_BIN, ROOT, free_port, stop_process
 from tests.e2e.demo_server import DemoServer, demo_server
 from tests.e2e.node import node_report
 
@@ -205,8 +205,7 @@ def test_the_inspector_ui_lists_the_tools_and_files_tickets_by_its_form_and_by_t
         page = f"http://127.0.0.1:{port}/?MCP_INSPECTOR_API_TOKEN={api_token}"
         report = node_report("inspector_ui.mjs", page, str(ARTIFACTS), timeout=120)
     finally:
-        inspector.terminate()
-        inspector.wait(timeout=10)
+        stop_process(inspector, timeout=10)
 
     assert report["era"] == "MCP 2026-07-28"
     assert report["heading"] == "Tools (8)"  # the four demo tools and their app-only submit tools
