@@ -141,7 +141,8 @@ def list_tools(call: Call) -> dict[str, Any]:
     # A tool is built (a form converted) when a page shows it, and only if the caller may see it.
     def shown(slot: Deferred[Tool]) -> Tool | None:
         tool = listed(slot) if slot.visible_to(caller) else None
-        return tool if tool is not None and tool.visible_to(caller) else None
+        # A certain slot's visible_to is its tool's visibility: asking the tool again would repeat it.
+        return tool if tool is not None and (slot.certain or tool.visible_to(caller)) else None
 
     # Whether a next page exists is known without building the tools it will show, where their slots know.
     def coming(slot: Deferred[Tool]) -> bool:
