@@ -5,27 +5,33 @@ from __future__ import annotations
 import csv
 import json
 from typing import TYPE_CHECKING, Any
+from weakref import WeakKeyDictionary
 
 from django import forms
 from django.contrib import admin, messages
-from django.core.exceptions import ValidationError
+from django.contrib.auth.models import AnonymousUser
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
+from django.template.response import TemplateResponse
+from django.urls import reverse
 from django.utils import timezone
+from django.utils.cache import add_never_cache_headers
 from django.utils.html import format_html
 
 from mcpforms.conf import conf
-from mcpforms.definitions import definition_form_class
+from mcpforms.definitions import definition_form_class, definition_tools
 from mcpforms.field_rows import DefinitionError, auto_field, plain_number
 from mcpforms.models import AccessToken, FieldDefinition, FormDefinition, Submission
-from mcpforms.protocol.server import default_server
-from mcpforms.registry import registry_for
+from mcpforms.registry import registries
 from mcpforms.schema import form_schema
 
 # django-stubs makes these classes generic for the type checker only. At run time they cannot be
 # subscripted unless django_stubs_ext.monkeypatch() ran, and a project that installs mcpforms has no
 # reason to run it: so the subscripted bases exist for mypy alone.
 if TYPE_CHECKING:
+    from django.contrib.auth.base_user import AbstractBaseUser
+
     FieldDefinitionModelForm = forms.ModelForm[FieldDefinition]
     FormDefinitionModelForm = forms.ModelForm[FormDefinition]
     SubmissionModelForm = forms.ModelForm[Submission]
@@ -102,8 +108,12 @@ class FormDefinitionForm(FormDefinitionModelForm):
 
     def clean_name(self) -> str:
         name: str = self.cleaned_data["name"]
-        if name in registry_for(default_server).tools:
-            raise ValidationError(f"{name!r} is already the name of a tool defined in code; choose another.")
+        # Every server that serves admin-defined forms: on each, a tool defined in code would win the name.
+        for registry in registries():
+            if registry.serves(definition_tools) and name in registry.tools:
+                raise ValidationError(
+                    f"{name!r} is already the name of a tool defined in code; choose another."
+                )
         return name
 
     def clean_permission(self) -> str:
@@ -232,10 +242,19 @@ else:
     AccessTokenModelAdmin = admin.ModelAdmin
 
 
+# Issuing a token for someone else is acting as them: whoever holds this (or is a superuser) may, everyone
+# else issues, sees and revokes only their own tokens.
+ISSUE_FOR_OTHERS = "mcpforms.issue_token_for_others"
+
+# The secret of the token a request just created, from save_model() to response_add(): never through the
+# messages framework, whose cookie or session row would keep it after the page is gone.
+_new_secrets: WeakKeyDictionary[HttpRequest, str] = WeakKeyDictionary()
+
+
 @admin.register(AccessToken)
 class AccessTokenAdmin(AccessTokenModelAdmin):
-    """Tokens are created here (the secret is shown once, in the confirmation message), renamed, given an
-    expiry, and revoked; a revoked token stays listed so its last use can still be read."""
+    """Tokens are created here (the secret is shown once, on the page that answers the save), renamed, given
+    an expiry, and revoked; a revoked token stays listed so its last use can still be read."""
 
     list_display = ("name", "user", "shown", "created_at", "expires_at", "last_used_at", "status")
     list_filter = (("revoked_at", admin.EmptyFieldListFilter),)
@@ -243,6 +262,7 @@ class AccessTokenAdmin(AccessTokenModelAdmin):
     raw_id_fields = ("user",)
     readonly_fields = ("shown", "created_at", "last_used_at", "revoked_at", "status")
     actions = ["revoke"]
+    created_template = "admin/mcpforms/accesstoken/token_created.html"
 
     @admin.display(description="token")
     def shown(self, token: AccessToken) -> str:
@@ -252,23 +272,89 @@ class AccessTokenAdmin(AccessTokenModelAdmin):
     def status(self, token: AccessToken) -> str:
         return token.status
 
+    def may_act_for_others(self, request: HttpRequest) -> bool:
+        """Whether this editor may choose a token's user, and see and revoke other users' tokens."""
+        return request.user.has_perm(ISSUE_FOR_OTHERS)  # always true for an active superuser
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[AccessToken]:
+        # The changelist, the change and delete views and every action start from here: a token outside
+        # it is, to this editor, a token that does not exist.
+        tokens = super().get_queryset(request)
+        return tokens if self.may_act_for_others(request) else tokens.filter(user_id=_editor(request).pk)
+
+    def get_exclude(self, request: HttpRequest, obj: AccessToken | None = None) -> Any:
+        # Without the permission there is no user to choose: the form has no such field, so a posted
+        # "user" is ignored and save_model() makes the editor the owner.
+        if obj is None and not self.may_act_for_others(request):
+            return ("user",)
+        return super().get_exclude(request, obj)
+
+    def get_changeform_initial_data(self, request: HttpRequest) -> dict[str, Any]:
+        return {"user": request.user.pk, **super().get_changeform_initial_data(request)}
+
     def get_readonly_fields(self, request: HttpRequest, obj: AccessToken | None = None) -> Any:
         # A token acts for the user it was made for: moving it to someone else would hand them a secret
         # another person holds.
         return self.readonly_fields + (("user",) if obj is not None else ())
 
     def save_model(self, request: HttpRequest, obj: AccessToken, form: Any, change: bool) -> None:
-        raw = None if change else obj.new_secret()
+        if not change:
+            if not self.may_act_for_others(request):
+                obj.user_id = _editor(request).pk
+            _new_secrets[request] = obj.new_secret()
         super().save_model(request, obj, form, change)
-        if raw is not None:
-            self.message_user(
-                request,
-                f"The token for “{obj.name}” is {raw} — copy it now: it is stored only as a digest and "
-                "cannot be shown again.",
-                messages.WARNING,
-            )
 
-    @admin.action(description="Revoke the selected tokens")
+    def response_add(
+        self, request: HttpRequest, obj: AccessToken, post_url_continue: str | None = None
+    ) -> Any:
+        # The secret is shown here, in the answer to the save, whichever save button was used: a redirect
+        # would have to carry it to the next page, and anything that carries it keeps it.
+        secret = _new_secrets.pop(request, None)
+        if secret is None:  # not a token this request created: nothing secret to show
+            return super().response_add(request, obj, post_url_continue)
+        next_url, next_label = self._after_created(request, obj)
+        response = TemplateResponse(
+            request,
+            self.created_template,
+            {
+                **self.admin_site.each_context(request),
+                "opts": self.opts,
+                "title": f"Copy the token for “{obj.name}” now",
+                "token": obj,
+                "secret": secret,
+                "next_url": next_url,
+                "next_label": next_label,
+                "changelist_url": self._changelist_url(request),
+            },
+        )
+        add_never_cache_headers(response)  # no browser or proxy cache keeps a copy either
+        return response
+
+    def _after_created(self, request: HttpRequest, obj: AccessToken) -> tuple[str, str]:
+        """Where the button the editor pressed would have gone, offered as a link under the secret."""
+        if "_continue" in request.POST and self.has_change_permission(request, obj):
+            return self._url("change", obj.pk), "Edit this token"
+        if "_addanother" in request.POST:
+            return self._url("add"), "Add another token"
+        return "", ""
+
+    def _changelist_url(self, request: HttpRequest) -> str:
+        # Someone who may only add tokens cannot open the list: the page links to the admin's index instead.
+        return self._url("changelist") if self.has_view_or_change_permission(request) else ""
+
+    def _url(self, view: str, *args: Any) -> str:
+        name = f"admin:{self.opts.app_label}_{self.opts.model_name}_{view}"
+        return reverse(name, args=args, current_app=self.admin_site.name)
+
+    @admin.action(description="Revoke the selected tokens", permissions=["change"])
     def revoke(self, request: HttpRequest, queryset: QuerySet[AccessToken]) -> None:
+        # The queryset comes from get_queryset(): an id of a token the editor may not manage selects nothing.
         revoked = queryset.filter(revoked_at__isnull=True).update(revoked_at=timezone.now())
         self.message_user(request, f"Revoked {revoked} token(s).", messages.SUCCESS)
+
+
+def _editor(request: HttpRequest) -> AbstractBaseUser:
+    # AdminSite.admin_view lets only signed-in staff reach a ModelAdmin, so this is the user, never anonymous.
+    if isinstance(request.user, AnonymousUser):
+        raise PermissionDenied
+    return request.user

@@ -12,6 +12,8 @@ from django.utils import timezone
 
 from mcpforms.models import AccessToken
 
+MAX_EXPIRY_DAYS = 36_500
+
 
 class Command(BaseCommand):
     help = "Create, list or revoke the personal access tokens MCP clients authenticate with."
@@ -37,6 +39,12 @@ class Command(BaseCommand):
         user = self._user(username)
         if expires_in_days is not None and expires_in_days < 1:
             raise CommandError("--expires-in-days must be 1 or more.")
+        if expires_in_days is not None and expires_in_days > MAX_EXPIRY_DAYS:
+            # Past this, the date would soon leave what datetime can hold (year 9999): an OverflowError.
+            raise CommandError(
+                f"--expires-in-days must be at most {MAX_EXPIRY_DAYS} (100 years); "
+                "leave it out for a token that lasts until it is revoked."
+            )
         expires_at = None if expires_in_days is None else timezone.now() + timedelta(days=expires_in_days)
         token, raw = AccessToken.objects.issue(
             user, name or f"Created {timezone.now():%Y-%m-%d %H:%M}", expires_at=expires_at
