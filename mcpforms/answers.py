@@ -8,6 +8,7 @@ last word, so validators, ``clean_*`` methods and model uniqueness still hold.
 from __future__ import annotations
 
 import datetime
+import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -16,6 +17,7 @@ from typing import Any, Literal
 from django import forms
 from django.core.exceptions import ValidationError
 from django.core.validators import EmailValidator, URLValidator
+from django.forms.fields import BaseTemporalField
 from django.utils.datastructures import MultiValueDict
 
 from mcpforms.fields import AutoFormField
@@ -146,8 +148,60 @@ def _as_form_data(form: forms.BaseForm, values: Mapping[str, Any]) -> dict[str, 
             date_part, _, time_part = value.partition("T")
             data[f"{key}_0"], data[f"{key}_1"] = date_part, time_part
         else:
-            data[key] = value
+            data[key] = _as_posted(form_field, value)
     return data
+
+
+def _as_posted(form_field: forms.Field, value: Any) -> Any:
+    """A JSON value as the field's widget and cleaning can read it.
+
+    A browser posts text, or several texts for a field of several values; Django's fields and widgets
+    are written for that, and some fail on anything else: a date, time or IP address field calls
+    ``strip()`` on what it is given, ``NullBooleanSelect`` looks it up in a dict. So a number or boolean
+    for a field that reads text, and a list or object for a field of one value, go in as their JSON text,
+    which the field then refuses (or reads) with its own message. A JSON field reads JSON values as they
+    are, and so does every other field a number or boolean suits.
+    """
+    if isinstance(form_field, forms.JSONField):
+        return value
+    if isinstance(value, list) and not _takes_several(form_field):
+        return json.dumps(value, default=str)
+    if isinstance(value, dict) or (
+        isinstance(value, bool | int | float) and isinstance(form_field, _READ_AS_TEXT)
+    ):
+        return json.dumps(value, default=str)
+    return value
+
+
+def _refuse_the_field_being_cleaned(form: forms.BaseForm) -> None:
+    """Give the field whose cleaning raised its own "invalid choice" message: it is the first one that
+    has neither a cleaned value nor an error yet (``BaseForm._clean_fields`` goes in order)."""
+    done = set(form.cleaned_data) | set(form.errors)
+    name = next(name for name in form.fields if name not in done)
+    posted = form.data.get(form.add_prefix(name))
+    items = posted if isinstance(posted, list) else [posted]
+    value = next((item for item in items if _no_key(item)), posted)
+    message = form.fields[name].error_messages.get("invalid_choice", "Select a valid choice.")
+    form.add_error(name, forms.ValidationError(message, code="invalid_choice", params={"value": value}))
+
+
+def _no_key(item: Any) -> bool:
+    """Whether ``item`` is an integer no database key holds (signed 64 bits is the widest there is)."""
+    text = str(item).strip()
+    digits = text.removeprefix("-")
+    if not (digits.isascii() and digits.isdigit()):
+        return False
+    return len(digits) > 19 or not -(2**63) <= int(text) < 2**63
+
+
+def _takes_several(form_field: forms.Field) -> bool:
+    return isinstance(form_field, forms.MultipleChoiceField | forms.ModelMultipleChoiceField) or bool(
+        getattr(form_field.widget, "allow_multiple_selected", False)
+    )
+
+
+# The fields whose cleaning takes text only: a number or a boolean is no value they can read.
+_READ_AS_TEXT = (BaseTemporalField, forms.GenericIPAddressField)
 
 
 def validate_with_form(
@@ -164,7 +218,14 @@ def validate_with_form(
     # Widgets and the prefix come from the instance (its __init__ may change them), so the data is laid
     # out after construction, into the dict the form is already bound to and before anything reads it.
     data.update(_as_form_data(form, values))
-    if form.is_valid():
+    try:
+        valid = form.is_valid()
+    except OverflowError:
+        # SQLite cannot bind an integer past 64 bits, and a ModelMultipleChoiceField's pk__in lookup hands
+        # it one as it came (Django answers an exact lookup out of range itself): no row has such a key.
+        valid = False
+        _refuse_the_field_being_cleaned(form)
+    if valid:
         return FormOutcome(form, cleaned_data=dict(form.cleaned_data))
     errors = {
         name: [str(error["message"]) for error in entries]

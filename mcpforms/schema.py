@@ -6,6 +6,7 @@ purpose, and every keyword emitted here is one the spec lists. Pure functions: n
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -23,13 +24,25 @@ def form_mode_fields(fields: Sequence[AutoFormField]) -> list[AutoFormField]:
     return [field for field in fields if field.type not in OTHER_PATH_TYPES]
 
 
+# RFC 8259 §6: a number beyond an IEEE 754 double is one implementations disagree on (a JavaScript host
+# reads it as Infinity). A client's answer is offered back as the default of the field it failed, so a
+# 309-digit integer may reach this module: it is no bound or default any client could use.
+_LARGEST = sys.float_info.max
+
+
 def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
+    """A JSON number every client reads: no bool, nothing a double cannot hold (NaN fails both tests)."""
+    # Comparing an int with a float is exact in Python: no float() of it, which overflows past 1e308.
+    return isinstance(value, int | float) and not isinstance(value, bool) and -_LARGEST <= value <= _LARGEST
+
+
+def _is_whole(value: Any) -> bool:
+    return isinstance(value, int) or (isinstance(value, float) and value.is_integer())
 
 
 def _is_count(value: Any) -> bool:
     """A bound usable as minLength/maxLength/minItems/maxItems: a non-negative whole number."""
-    return _is_number(value) and value >= 0 and float(value).is_integer()
+    return _is_number(value) and value >= 0 and _is_whole(value)
 
 
 def _bounds(field: AutoFormField, low: str, high: str, *, counts: bool) -> dict[str, Any]:
@@ -59,7 +72,7 @@ def property_schema(field: AutoFormField) -> dict[str, Any]:
     elif field.type in ("number", "integer", "range"):
         schema["type"] = "integer" if field.type == "integer" else "number"
         schema |= _bounds(field, "minimum", "maximum", counts=False)
-        fits = _is_number(default) and (field.type != "integer" or float(default).is_integer())
+        fits = _is_number(default) and (field.type != "integer" or _is_whole(default))
     elif field.type in ("boolean", "checkbox"):
         schema["type"] = "boolean"
         fits = isinstance(default, bool)

@@ -347,3 +347,60 @@ def test_an_integer_too_large_for_a_float_never_raises(kind):
     assert accepted_form_input(responses, "k", fields) == {}  # out of bounds: dropped, not an OverflowError
     unbounded = [AutoFormField("n", type=kind)]
     assert accepted_form_input(responses, "k", unbounded) == {"n": 10**400}
+
+
+class TextFieldsForm(forms.Form):
+    """Fields whose Django cleaning reads text (str.strip()), as every value a browser posts is."""
+
+    day = forms.DateField(required=False)
+    moment = forms.DateTimeField(required=False)
+    at = forms.TimeField(required=False)
+    address = forms.GenericIPAddressField(required=False)
+    payload = forms.JSONField(required=False)
+    agree = forms.BooleanField(required=False)
+
+
+@pytest.mark.parametrize("value", [True, 5, int("9" * 400), 2.5, [1], {"a": 1}])
+@pytest.mark.parametrize("name", ["day", "moment", "at", "address"])
+def test_a_json_value_of_another_type_is_the_fields_error_not_a_crash(name, value):
+    # A client's JSON can put a number where Django reads a date: it is that field's error, as the text
+    # a browser would post ("5") is. It once raised AttributeError ('int' object has no attribute 'strip').
+    outcome = validate_with_form(TextFieldsForm, {name: value})
+    assert list(outcome.errors) == [name] and "valid" in outcome.errors[name][0]
+
+
+def test_json_booleans_and_structures_reach_the_fields_that_read_them():
+    outcome = validate_with_form(
+        TextFieldsForm, {"payload": {"a": [1, None]}, "agree": True, "day": "2026-01-02"}
+    )
+    assert outcome.is_valid, outcome.errors
+    assert outcome.cleaned_data["payload"] == {"a": [1, None]} and outcome.cleaned_data["agree"] is True
+    assert outcome.cleaned_data["day"] == datetime.date(2026, 1, 2)
+
+
+class PaintForm(forms.Form):
+    colour = forms.ModelChoiceField(queryset=Colour.objects.all())
+    palette = forms.ModelMultipleChoiceField(queryset=Colour.objects.all(), required=False)
+
+
+HUGE = int("9" * 400)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("values", "refused"),
+    [
+        ({"colour": HUGE}, "colour"),
+        ({"colour": str(HUGE)}, "colour"),
+        ({"colour": -(2**63) - 1}, "colour"),
+        ({"palette": [HUGE]}, "palette"),
+        ({"palette": ["1", str(2**63)]}, "palette"),
+    ],
+)
+def test_a_key_no_database_holds_is_an_invalid_choice_not_a_crash(values, refused):
+    red = Colour.objects.create(name="Red", code="#f00")
+    outcome = validate_with_form(PaintForm, {"colour": red.pk} | values)
+    assert list(outcome.errors) == [refused]
+    assert "valid choice" in outcome.errors[refused][0]
+    # The largest key a database holds is still looked up, and simply not found.
+    assert list(validate_with_form(PaintForm, {"colour": 2**63 - 1}).errors) == ["colour"]

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import mcp_types._v2026_07_28 as wire
@@ -260,3 +261,103 @@ def test_a_django_forms_fractional_minimums_and_initials_reach_the_schema(every_
     }
     assert properties["char"]["default"] == "hello"
     assert properties["size"]["default"] == "s"
+
+
+# 309, 400, 4,000 and 4,300 digits, and the infinity float() makes of the first.
+HUGE: dict[str, int | float] = {
+    "309 digits": int("9" * 309),
+    "-400 digits": -(10**399),
+    "4000 digits": 10**3999,
+}
+HUGE |= {"4300 digits": 9 * 10**4299, "inf": 1e308 * 10}
+
+
+@pytest.mark.parametrize("field_type", ["integer", "number", "range"])
+@pytest.mark.parametrize("default", list(HUGE.values()), ids=list(HUGE))
+def test_a_number_no_double_holds_is_not_offered_as_a_default(field_type, default):
+    # A client's answer is offered back as the default of the field it failed: one of 309 digits once
+    # crashed float() here, and a number past ±1.8e308 is no number every client can read (RFC 8259 §6).
+    schema = property_schema(AutoFormField("age", type=field_type, min=18, max=120, default=default))
+    assert_wire_valid(schema)
+    assert "default" not in schema
+
+
+@pytest.mark.parametrize("bound", [10**400, -(10**400)], ids=["401 digits", "-401 digits"])
+def test_a_bound_no_double_holds_is_not_emitted(bound):
+    assert "maxLength" not in property_schema(AutoFormField("s", max=bound))
+    assert "maximum" not in property_schema(AutoFormField("n", type="integer", max=bound))
+
+
+VERSION = "2026-07-28"
+ELICITATION: dict[str, Any] = {"elicitation": {"form": {}}}
+
+
+def mcp_post(message: dict[str, Any], **headers: Any) -> Any:
+    from django.test import RequestFactory
+
+    from mcpforms.api import serve
+    from mcpforms.protocol.server import default_server
+
+    request = RequestFactory().post("/mcp", json.dumps(message), content_type="application/json", **headers)
+    return serve(default_server, request)
+
+
+def signup_call(arguments: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "jsonrpc": "2.0",
+        "id": 2,
+        "method": "tools/call",
+        "params": {"name": "testapp_signup", "arguments": arguments},
+    }
+
+
+def elicitation_of_2026_call(arguments: dict[str, Any]) -> dict[str, Any]:
+    message = signup_call(arguments)
+    message["params"]["_meta"] = {
+        "io.modelcontextprotocol/protocolVersion": VERSION,
+        "io.modelcontextprotocol/clientCapabilities": ELICITATION,
+    }
+    response = mcp_post(
+        message,
+        HTTP_MCP_PROTOCOL_VERSION=VERSION,
+        HTTP_MCP_METHOD="tools/call",
+        HTTP_MCP_NAME="testapp_signup",
+    )
+    body = json.loads(response.content)
+    assert "result" in body, body
+    assert body["result"]["resultType"] == "input_required"
+    params: dict[str, Any] = body["result"]["inputRequests"]["testapp_signup"]["params"]
+    return params
+
+
+def elicitation_of_2025_call(arguments: dict[str, Any]) -> dict[str, Any]:
+    opened = mcp_post(
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": ELICITATION,
+                "clientInfo": {"name": "t", "version": "1"},
+            },
+        }
+    )
+    response = mcp_post(signup_call(arguments), HTTP_MCP_SESSION_ID=opened["Mcp-Session-Id"])
+    assert response["Content-Type"] == "text/event-stream", response.content
+    text = response.content.decode()
+    (asking,) = [json.loads(frame.split("data: ", 1)[1]) for frame in text.split("\n\n") if "data: " in frame]
+    assert asking["method"] == "elicitation/create", asking
+    params: dict[str, Any] = asking["params"]
+    return params
+
+
+# A 2025-era call runs on a worker thread (it may log to the stream), which sees only committed rows.
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("digits", [309, 400, 4000])
+@pytest.mark.parametrize("era", [elicitation_of_2026_call, elicitation_of_2025_call])
+def test_a_huge_integer_answer_is_asked_again_without_it_as_the_default(era, digits):
+    asked = era({"email": "ada@example.com", "plan": "pro", "age": int("9" * digits)})
+    assert "Age (age)" in asked["message"] and "less than or equal to 120" in asked["message"]
+    age = asked["requestedSchema"]["properties"]["age"]
+    assert age == {"type": "integer", "minimum": 18, "maximum": 120, "title": "Age"}

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import math
+import sys
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,13 +30,14 @@ class Message:
 def decode(body: bytes | str) -> Any:
     """Parse a body as strict JSON and check its text; raise -32700 when it is not (spec §8.9 rung 3).
 
-    Strict: no NaN or Infinity, which are not JSON and could not be written back; no lone surrogate,
-    which is no Unicode text and could be neither stored nor echoed; nothing nested deeper than
-    ``MAX_JSON_DEPTH``. Valid JSON that no request needs is -32602: a NUL in a string, which PostgreSQL
-    cannot store, and a string (a key too) longer than ``MAX_STRING_LENGTH`` characters.
+    Strict: no NaN or Infinity, which are not JSON and could not be written back, nor a number so large
+    it would become one; no integer longer than Python reads; no lone surrogate, which is no Unicode text
+    and could be neither stored nor echoed; nothing nested deeper than ``MAX_JSON_DEPTH``. Valid JSON that
+    no request needs is -32602: a NUL in a string, which PostgreSQL cannot store, and a string (a key too)
+    longer than ``MAX_STRING_LENGTH`` characters.
     """
     try:
-        payload = json.loads(body, parse_constant=_no_constant)
+        payload = json.loads(body, parse_constant=_no_constant, parse_float=_finite, parse_int=_integer)
     except (ValueError, RecursionError):
         # ValueError covers bad UTF-8, bad JSON and NaN; RecursionError a pathologically nested document.
         raise ProtocolError(PARSE_ERROR, "Parse error: the body is not JSON") from None
@@ -44,6 +47,33 @@ def decode(body: bytes | str) -> Any:
 
 def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
+
+
+def _finite(text: str) -> float:
+    # json.loads turns 1e400 into inf even when the Infinity literal is refused: inf is no more JSON than
+    # the literal, and would fail every encode() and JSON column it reached.
+    value = float(text)
+    if not math.isfinite(value):
+        raise ProtocolError(
+            PARSE_ERROR, "Parse error: a number overflows a double (beyond about ±1.8e308) to infinity"
+        )
+    return value
+
+
+def _integer(text: str) -> int:
+    # int() refuses text longer than sys.get_int_max_str_digits() with a ValueError that would read as
+    # "not JSON"; the same bound applies where a project lifted it, since reading such text costs
+    # quadratic time (the reason for Python's limit, CVE-2020-10735).
+    limit = _max_digits()
+    if len(text) - text.startswith("-") > limit:
+        raise ProtocolError(PARSE_ERROR, f"Parse error: an integer has more than {limit} digits")
+    return int(text)
+
+
+def _max_digits() -> int:
+    default = sys.int_info.default_max_str_digits
+    configured = sys.get_int_max_str_digits()  # 0 when the project lifted the limit
+    return min(configured, default) if configured else default
 
 
 def _check_text(payload: Any, *, max_depth: int, max_length: int) -> None:

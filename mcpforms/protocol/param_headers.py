@@ -60,10 +60,22 @@ def _rendered(value: Any) -> str | None:
     return None
 
 
+# An integer as a client may mirror it: ASCII digits only (``\d`` would take "٣" for 3), an optional zero
+# fraction ("42.0" names 42), compared as text so that no length of header reaches int().
+INTEGER_HEADER = re.compile(r"(-?)0*([0-9]+?)(?:\.0+)?", re.ASCII)
+
+
 def _agrees(kind: str, rendered: str, header: str) -> bool:
-    if kind == "integer" and re.fullmatch(r"-?\d+(\.0+)?", header):
-        return int(header.split(".")[0]) == int(rendered)  # "42" and "42.0" name the same integer
+    if kind == "integer":
+        ours, theirs = INTEGER_HEADER.fullmatch(rendered), INTEGER_HEADER.fullmatch(header)
+        if ours is not None and theirs is not None:
+            return _canonical(ours) == _canonical(theirs)
     return header == rendered
+
+
+def _canonical(integer: re.Match[str]) -> str:
+    sign, digits = integer.groups()
+    return digits if digits == "0" else sign + digits
 
 
 def check_param_headers(expected: ParamHeaders, arguments: Any, headers: Mapping[str, str]) -> None:

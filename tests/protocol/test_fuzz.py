@@ -10,9 +10,11 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
+import pytest
+from django.core.cache import cache
 from django.http import HttpResponse, StreamingHttpResponse
 from django.http.response import HttpResponseBase
-from django.test import RequestFactory
+from django.test import RequestFactory, override_settings
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from mcp_types.methods import validate_server_result
@@ -21,7 +23,13 @@ from mcpforms.api import serve
 from mcpforms.conf import conf
 from mcpforms.protocol.errors import INVALID_PARAMS, PARSE_ERROR, ProtocolError
 from mcpforms.protocol.jsonrpc import decode
+from mcpforms.protocol.server import Server
+from mcpforms.protocol.sessions import MemorySessions
+from mcpforms.registry import register
+from mcpforms.sessions import CacheSessions, DatabaseSessions
 from tests.conformance.fixtures import server
+from tests.forms import EveryFieldForm, SignupForm
+from tests.test_sessions import MEMCACHED_KEYS
 
 VERSION = "2026-07-28"
 METHODS = [
@@ -133,8 +141,17 @@ STRINGS: list[tuple[str, int | None]] = [
 NUMBERS: list[tuple[str, int | None]] = [
     ("1" * 400, None),
     ("-" + "9" * 400, None),
-    ("1" + "0" * 399 + ".5e-3", None),
-    ("1e400", None),
+    ("1" + "0" * 300 + ".5e-3", None),
+    ("0." + "1" * 400, None),
+    ("9" * 309, None),
+    ("9" * 4000, None),
+    # Past a double, a float is infinity; past Python's 4,300 digits, int() refuses the text.
+    ("1e400", PARSE_ERROR),
+    ("1" + "0" * 399 + ".5e-3", PARSE_ERROR),
+    ("-1e400", PARSE_ERROR),
+    ("1E+400", PARSE_ERROR),
+    ("9" * 5000, PARSE_ERROR),
+    ("-" + "9" * 5000, PARSE_ERROR),
     ("NaN", PARSE_ERROR),
     ("Infinity", PARSE_ERROR),
     ("-Infinity", PARSE_ERROR),
@@ -374,3 +391,295 @@ def test_handlers_survive_any_answer(
     }
     response = serve(server, RequestFactory().post("/mcp", body, content_type="application/json", **extra))
     assert_json_rpc(response, method)
+
+
+# ---- the form tools on both eras: numbers no double holds, stream and session ids never minted ------------
+
+form_server = Server(key="fuzz-forms", name="fuzz-forms", sessions=MemorySessions())
+register(SignupForm, server=form_server, message="Create your account")
+register(EveryFieldForm, server=form_server, name="every")
+FORM_FIELDS = {"signup": [*SignupForm.base_fields, "zz"], "every": [*EveryFieldForm.base_fields, "zz"]}
+ELICITING: dict[str, Any] = {"elicitation": {"form": {}}}
+LEGACY = "2025-11-25"
+
+
+def raw_number(index: int) -> str:
+    return f"__number{index}__"
+
+
+# A value of a field: a number spliced in as raw text (huge, or no double at all) or a plain one.
+field_values = st.one_of(
+    st.integers(0, len(NUMBERS) - 1).map(raw_number),
+    st.integers(0, len(NUMBERS) - 1).map(lambda index: [raw_number(index)]),
+    st.sampled_from(["ada@example.com", "pro", "team", 30, True, "", "2026-01-02", "s"]),
+    json_values,
+)
+
+
+def form_arguments(tool: str) -> st.SearchStrategy[dict[str, Any]]:
+    return st.dictionaries(st.sampled_from(FORM_FIELDS[tool]), field_values, max_size=5)
+
+
+def spliced(message: dict[str, Any]) -> tuple[bytes, bool]:
+    """``message`` as a body with each raw number in place; whether decode() must refuse it."""
+    text = json.dumps(message)
+    refused = False
+    for index, (raw, code) in enumerate(NUMBERS):
+        marker = json.dumps(raw_number(index))
+        if marker in text:
+            text = text.replace(marker, raw)
+            refused = refused or code is not None
+    return text.encode(), refused
+
+
+def assert_parse_error(response: HttpResponseBase) -> None:
+    assert response.status_code == 400 and isinstance(response, HttpResponse), response
+    assert json.loads(response.content)["error"]["code"] == PARSE_ERROR
+
+
+def sse_events(response: HttpResponseBase) -> list[tuple[str, Any]]:
+    """The (id, message or None) of each event of a 2025-era stream."""
+    assert isinstance(response, HttpResponse) and response["Content-Type"] == "text/event-stream"
+    found = []
+    for frame in response.content.decode().split("\n\n"):
+        fields = dict(line.split(": ", 1) for line in frame.splitlines() if ": " in line)
+        if "id" in fields:
+            found.append((fields["id"], json.loads(fields["data"]) if fields.get("data") else None))
+    return found
+
+
+def assert_no_crash(message: Any) -> None:
+    if isinstance(message, dict) and "error" in message:
+        assert message["error"]["code"] != -32603, message
+    assert "Traceback" not in json.dumps(message)
+
+
+def http(target: Server, verb: str, body: bytes = b"", **headers: Any) -> HttpResponseBase:
+    request = RequestFactory().generic(verb, "/mcp", body, content_type="application/json", **headers)
+    return serve(target, request)
+
+
+def modern_call(arguments: dict[str, Any], tool: str, **params: Any) -> tuple[HttpResponseBase, bool]:
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": VERSION,
+        "io.modelcontextprotocol/clientCapabilities": ELICITING,
+    }
+    message = {"jsonrpc": "2.0", "id": 1, "method": "tools/call"}
+    message["params"] = {"name": tool, "arguments": arguments, "_meta": meta, **params}
+    body, refused = spliced(message)
+    headers = {"HTTP_MCP_PROTOCOL_VERSION": VERSION, "HTTP_MCP_METHOD": "tools/call", "HTTP_MCP_NAME": tool}
+    return http(form_server, "POST", body, **headers), refused
+
+
+# Every example opens a 2025-era session from the one address RequestFactory gives: lift that budget.
+ONE_ADDRESS = override_settings(MCPFORMS={"ALLOW_ANONYMOUS": True, "ANONYMOUS_SESSIONS_PER_ADDRESS": None})
+FORM_SETTINGS = settings(
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+
+
+@ONE_ADDRESS
+@pytest.mark.django_db
+@FORM_SETTINGS
+@given(data=st.data(), tool=st.sampled_from(list(FORM_FIELDS)))
+def test_a_form_tool_answers_any_number_in_arguments_and_answers_clearly_on_2026(
+    data: st.DataObject, tool: str
+) -> None:
+    """Numbers of 309 to 4,000 digits are a field's error, never a crash; 1e400 and 5,000 digits -32700."""
+    response, refused = modern_call(data.draw(form_arguments(tool)), tool)
+    if refused:
+        assert_parse_error(response)
+        return
+    assert_json_rpc(response, "tools/call")
+    result = json.loads(response.content).get("result")  # type: ignore[attr-defined]
+    if result is None or result["resultType"] != "input_required" or "requestState" not in result:
+        return  # an error (a -32602 for a NUL, say), or nothing more to answer
+    answers = {
+        key: {"action": "accept", "content": data.draw(form_arguments(tool))}
+        for key in result["inputRequests"]
+    }
+    again, refused = modern_call({}, tool, inputResponses=answers, requestState=result["requestState"])
+    if refused:
+        assert_parse_error(again)
+    else:
+        assert_json_rpc(again, "tools/call")
+
+
+def open_legacy_session(target: Server) -> str:
+    params = {
+        "protocolVersion": LEGACY,
+        "capabilities": ELICITING,
+        "clientInfo": {"name": "fuzz", "version": "1"},
+    }
+    body = json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": params}).encode()
+    response = http(target, "POST", body)
+    assert response.status_code == 200, response
+    session: str = response["Mcp-Session-Id"]
+    return session
+
+
+def legacy_post(target: Server, session: str, message: dict[str, Any]) -> tuple[HttpResponseBase, bool]:
+    body, refused = spliced(message)
+    return http(target, "POST", body, HTTP_MCP_SESSION_ID=session, HTTP_MCP_PROTOCOL_VERSION=LEGACY), refused
+
+
+# A 2025-era call runs on a worker thread (it may log to the stream), which sees committed rows only.
+@ONE_ADDRESS
+@pytest.mark.django_db(transaction=True)
+@FORM_SETTINGS
+@given(data=st.data(), tool=st.sampled_from(list(FORM_FIELDS)))
+def test_a_form_tool_answers_any_number_in_arguments_and_answers_clearly_on_a_2025_session(
+    data: st.DataObject, tool: str
+) -> None:
+    session = open_legacy_session(form_server)
+    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call"}
+    call["params"] = {"name": tool, "arguments": data.draw(form_arguments(tool))}
+    response, refused = legacy_post(form_server, session, call)
+    if refused:
+        assert_parse_error(response)
+        return
+    if response["Content-Type"] == "application/json":
+        assert_json_rpc_2025(json.loads(response.content))  # type: ignore[attr-defined]
+        return
+    events = sse_events(response)
+    for _, message in events:
+        assert_no_crash(message)
+    asking = [message for _, message in events if message and message.get("method") == "elicitation/create"]
+    if not asking:
+        return
+    for request in asking:
+        answer = {"jsonrpc": "2.0", "id": request["id"]}
+        answer["result"] = {"action": "accept", "content": data.draw(form_arguments(tool))}
+        posted, refused = legacy_post(form_server, session, answer)
+        if refused:
+            assert_parse_error(posted)
+            return
+        assert posted.status_code == 202, posted
+    resumed = http(form_server, "GET", HTTP_MCP_SESSION_ID=session, HTTP_LAST_EVENT_ID=events[-1][0])
+    assert resumed.status_code == 200, resumed
+    for _, message in sse_events(resumed):
+        assert_no_crash(message)
+
+
+def assert_json_rpc_2025(message: Any) -> None:
+    assert message["jsonrpc"] == "2.0" and ("result" in message) != ("error" in message), message
+    assert_no_crash(message)
+
+
+UNKNOWN_STREAM = {"code": -32600, "message": "Unknown Last-Event-ID: no such stream in this session"}
+# Event numbers the server never sends: digits Python calls digits, too many digits, signs, spaces.
+odd_positions = st.one_of(
+    st.sampled_from(["²", "٣", "１", "1" * 5000, "9" * 19, "-1", "+1", "", " ", "1 2", "1.0", "0x1", "1:1"]),
+    st.text(st.characters(min_codepoint=1, max_codepoint=0xFF), max_size=25),
+    st.integers(0, 10**18 - 1).map(str),
+)
+# What a header can carry (WSGI and ASGI read header bytes as Latin-1; no server passes a NUL on).
+header_characters = st.characters(min_codepoint=1, max_codepoint=0xFF)
+odd_ids = st.one_of(
+    st.sampled_from(["a b", "x" * 300, "sessión", "\t", "\x7f", "\x01", " ", "", "ü" * 200]),
+    st.text(header_characters, max_size=40),
+    st.text(st.sampled_from("ab :\t"), min_size=230, max_size=320),
+)
+
+
+def ours(last_event_id: str, stream: str) -> bool:
+    """Whether ``last_event_id`` names an event of ``stream`` as the server numbers them."""
+    call_id, colon, seen = last_event_id.strip().partition(":")
+    return bool(colon) and call_id == stream and seen.isascii() and seen.isdecimal() and len(seen) <= 18
+
+
+@ONE_ADDRESS
+@pytest.mark.django_db(transaction=True)
+@FORM_SETTINGS
+@given(
+    position=odd_positions,
+    stream_kind=st.sampled_from(["the call's", "odd", "none"]),
+    odd=odd_ids,
+)
+def test_a_last_event_id_is_a_stream_of_the_session_or_unknown(
+    position: str, stream_kind: str, odd: str
+) -> None:
+    session = open_legacy_session(form_server)
+    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "signup", "arguments": {}}}
+    ((first, asking),) = sse_events(legacy_post(form_server, session, call)[0])
+    stream = first.partition(":")[0]
+    last_event_id = {"the call's": f"{stream}:{position}", "odd": f"{odd}:{position}", "none": position}[
+        stream_kind
+    ]
+    response = http(form_server, "GET", HTTP_MCP_SESSION_ID=session, HTTP_LAST_EVENT_ID=last_event_id)
+    event(f"Last-Event-ID: {response.status_code}")
+    if not last_event_id:
+        assert response.status_code == 405  # no standalone stream
+    elif ours(last_event_id, stream):
+        assert response.status_code == 200
+        assert all(message is None or message["id"] == asking["id"] for _, message in sse_events(response))
+    else:
+        assert response.status_code == 400, (last_event_id, response)
+        assert json.loads(response.content)["error"] == UNKNOWN_STREAM  # type: ignore[attr-defined]
+    # An answer to a request the server never sent is nothing to act on.
+    answer = {"jsonrpc": "2.0", "id": odd, "result": {"action": "accept", "content": {"email": "a@b.co"}}}
+    assert legacy_post(form_server, session, answer)[0].status_code == 202
+    # A 2026-07-28 request ignores both headers: it has no session and no stream.
+    message = {
+        "jsonrpc": "2.0",
+        "id": 2,
+        "method": "tools/list",
+        "params": {
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": VERSION,
+                "io.modelcontextprotocol/clientCapabilities": {},
+            }
+        },
+    }
+    modern = http(
+        form_server,
+        "POST",
+        json.dumps(message).encode(),
+        HTTP_MCP_SESSION_ID=odd,
+        HTTP_LAST_EVENT_ID=last_event_id,
+        HTTP_MCP_PROTOCOL_VERSION=VERSION,
+        HTTP_MCP_METHOD="tools/list",
+    )
+    assert_json_rpc(modern, "tools/list")
+    assert modern.status_code == 200
+
+
+NO_SESSION = {"code": -32000, "message": "Bad Request: Mcp-Session-Id header is required"}
+NOT_FOUND = {"code": -32001, "message": "Session not found"}
+
+
+@ONE_ADDRESS
+@pytest.mark.django_db
+@FORM_SETTINGS
+@given(
+    session_id=odd_ids,
+    store=st.sampled_from(["database", "memcached"]),
+    verb=st.sampled_from(["POST", "GET", "DELETE"]),
+)
+def test_a_session_id_the_server_never_minted_is_not_found_in_any_store(
+    session_id: str, store: str, verb: str
+) -> None:
+    with override_settings(CACHES=MEMCACHED_KEYS):
+        cache.clear()
+        target = Server(
+            name="fuzz-sessions", sessions=DatabaseSessions() if store == "database" else CacheSessions()
+        )
+        open_legacy_session(target)  # a session exists; it is not this one
+        ping = json.dumps({"jsonrpc": "2.0", "id": 4, "method": "ping"}).encode()
+        response = http(
+            target,
+            verb,
+            ping if verb == "POST" else b"",
+            HTTP_MCP_SESSION_ID=session_id,
+            HTTP_LAST_EVENT_ID="c:1",
+        )
+    body = json.loads(response.content)  # type: ignore[attr-defined]
+    event(f"{verb} {response.status_code}")
+    if not session_id:
+        # No session named: a POST is told to name one; GET and DELETE have nothing to resume or end.
+        assert (response.status_code, body.get("error")) in ((400, NO_SESSION), (405, body.get("error")))
+        assert response.status_code == (400 if verb == "POST" else 405)
+    else:
+        assert (response.status_code, body["error"]) == (404, NOT_FOUND), (session_id, body)

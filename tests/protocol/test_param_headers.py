@@ -68,6 +68,11 @@ def test_agreeing_headers(arguments, headers):
         ({"region": "Hello"}, {"mcp-param-region": "=?base64?SGVs!!!bG8=?="}, "not valid base64"),
         ({"priority": 42}, {"mcp-param-priority": "42.5"}, "does not match"),
         ({"debug": True}, {"mcp-param-debug": "True"}, "does not match"),
+        # Digits a client may send that int() reads differently, or cannot read at all.
+        ({"priority": 3}, {"mcp-param-priority": "٣"}, "does not match"),
+        ({"priority": 2}, {"mcp-param-priority": "²"}, "does not match"),
+        ({"priority": 1}, {"mcp-param-priority": "1" * 5000}, "does not match"),
+        ({"priority": 1}, {"mcp-param-priority": b64("1" * 5000)}, "does not match"),
         ({"region": ["x"]}, {"mcp-param-region": "x"}, "is present"),
     ],
 )
