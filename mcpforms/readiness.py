@@ -10,7 +10,7 @@ from __future__ import annotations
 import pkgutil
 from functools import cache
 
-from django.db import DEFAULT_DB_ALIAS, DatabaseError, connections
+from django.db import DEFAULT_DB_ALIAS, DatabaseError, InterfaceError, OperationalError, connections
 from django.db.migrations.recorder import MigrationRecorder
 
 import mcpforms.migrations
@@ -31,6 +31,8 @@ def missing_migrations(using: str = DEFAULT_DB_ALIAS) -> list[str]:
     try:
         recorded = MigrationRecorder(connections[using]).applied_migrations()
         applied = {name for app, name in recorded if app == "mcpforms"}
+    except (OperationalError, InterfaceError):
+        raise  # a database that does not answer is not one without tables: `migrate` would not help
     except DatabaseError:
         applied = set()  # no django_migrations table: nothing was ever migrated
     missing = sorted(_shipped() - applied)

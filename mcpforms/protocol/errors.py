@@ -7,7 +7,10 @@ spec reports as a result with ``isError: true``, not as a JSON-RPC error.
 
 from __future__ import annotations
 
+import logging
 from typing import Any
+
+logger = logging.getLogger("mcpforms.protocol")
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
@@ -18,6 +21,9 @@ INTERNAL_ERROR = -32603
 HEADER_MISMATCH = -32020
 MISSING_REQUIRED_CLIENT_CAPABILITY = -32021
 UNSUPPORTED_PROTOCOL_VERSION = -32022
+# A service the server stands on (its database, its cache) is out of reach: retry later. JSON-RPC 2.0
+# leaves -32000..-32099 to the implementation; this one is outside the range the spec allocates.
+UNAVAILABLE = -32010
 
 # Spec §1.3: ladder rejections are 400, an unknown method 404. Everything else travels in-band with 200,
 # as the reference SDKs do, so a handler's -32603 is never an HTTP 500.
@@ -29,6 +35,7 @@ _HTTP_STATUS: dict[int, int] = {
     MISSING_REQUIRED_CLIENT_CAPABILITY: 400,
     UNSUPPORTED_PROTOCOL_VERSION: 400,
     METHOD_NOT_FOUND: 404,
+    UNAVAILABLE: 503,  # with Retry-After (RFC 9110 §15.6.4): nothing is wrong with the request
 }
 
 
@@ -56,6 +63,42 @@ class ProtocolError(Exception):
 
 class ToolError(Exception):
     """A tool execution failure: the client gets ``isError: true`` with this message as text (spec §5.2)."""
+
+
+# What Django and redis-py raise when their server cannot be reached, named rather than imported: the core
+# imports neither Django's database layer nor redis (which a project may not have installed). A
+# subclass (psycopg's AdminShutdown arrives as Django's OperationalError) matches through its MRO.
+_UNREACHABLE = {
+    ("django.db.utils", "OperationalError"): "database",
+    ("django.db.utils", "InterfaceError"): "database",
+    ("redis.exceptions", "ConnectionError"): "cache",
+    ("redis.exceptions", "TimeoutError"): "cache",
+}
+
+
+def unreachable_service(error: BaseException) -> str | None:
+    """The service ``error`` says is out of reach (``"database"``, ``"cache"``), or None for any other
+    error. The dispatcher's catch-alls let such an error through, so the edge can answer it with 503."""
+    for cls in type(error).__mro__:
+        service = _UNREACHABLE.get((cls.__module__, cls.__qualname__))
+        if service is not None:
+            return service
+    return None
+
+
+def unavailable(service: str) -> ProtocolError:
+    return ProtocolError(UNAVAILABLE, f"The {service} is unavailable; retry shortly")
+
+
+def failure(error: Exception, request_id: Any, *, stage: str = "") -> ProtocolError:
+    """The error a client gets for ``error``, raised while answering ``request_id``: -32010 (503) to retry
+    when a service was out of reach, which is no bug; -32603 otherwise, the traceback in the log only."""
+    service = unreachable_service(error)
+    if service is None:
+        logger.error("MCP request %r failed%s", request_id, stage, exc_info=error)
+        return ProtocolError(INTERNAL_ERROR, "Internal error")
+    logger.warning("MCP request %r%s: the %s is out of reach: %s", request_id, stage, service, error)
+    return unavailable(service)
 
 
 def invalid_params(message: str, data: Any = None) -> ProtocolError:

@@ -46,11 +46,13 @@ needs_postgres = pytest.mark.skipif(
 )
 
 
-def admin(sql: str, database: str = "postgres") -> None:
+def admin(sql: str, database: str = "postgres", *, port: int = POSTGRES[1]) -> None:
     """Run one statement as PostgreSQL's superuser, outside any transaction."""
     import psycopg
 
-    with psycopg.connect(f"host=127.0.0.1 port=5432 user=postgres dbname={database}", autocommit=True) as db:
+    with psycopg.connect(
+        f"host=127.0.0.1 port={port} user=postgres dbname={database}", autocommit=True
+    ) as db:
         db.execute(sql)
 
 
@@ -61,6 +63,7 @@ class Deployment:
     directory: Path
     database: str
     env: dict[str, str]
+    port: int = POSTGRES[1]  # of the PostgreSQL server holding ``database``
 
     def manage(self, *arguments: str) -> str:
         run = subprocess.run(
@@ -74,7 +77,7 @@ class Deployment:
         import psycopg
 
         return psycopg.connect(
-            f"host=127.0.0.1 port=5432 user=postgres dbname={self.database}", autocommit=True
+            f"host=127.0.0.1 port={self.port} user=postgres dbname={self.database}", autocommit=True
         )
 
     def rows(self, sql: str, *params: Any) -> list[tuple[Any, ...]]:
@@ -110,14 +113,18 @@ def _bind(server: str, port: int) -> list[str]:
 
 
 @contextmanager
-def deployment(directory: Path, database: str, *, settings: str = "") -> Iterator[Deployment]:
-    """Create ``database``, write a settings module (the demo's, DEBUG off, on that database, then the
-    lines of ``settings``), migrate and seed; drop the database when the block ends."""
+def deployment(
+    directory: Path, database: str, *, settings: str = "", port: int = POSTGRES[1]
+) -> Iterator[Deployment]:
+    """Create ``database`` (on the PostgreSQL server at ``port``), write a settings module (the demo's,
+    DEBUG off, on that database, then the lines of ``settings``), migrate and seed; drop the database when
+    the block ends."""
     config = {
         "ENGINE": "django.db.backends.postgresql",
         "NAME": database,
         "USER": "postgres",
         "HOST": "127.0.0.1",
+        "PORT": str(port),
     }
     module = f"{database}_settings"
     (directory / f"{module}.py").write_text(
@@ -130,12 +137,12 @@ def deployment(directory: Path, database: str, *, settings: str = "") -> Iterato
         "PYTHONUNBUFFERED": "1",
     }
     env.pop("DATABASE_URL", None)
-    admin(f"DROP DATABASE IF EXISTS {database} WITH (FORCE)")
-    admin(f"CREATE DATABASE {database}")
+    admin(f"DROP DATABASE IF EXISTS {database} WITH (FORCE)", port=port)
+    admin(f"CREATE DATABASE {database}", port=port)
     try:
-        made = Deployment(directory, database, env)
+        made = Deployment(directory, database, env, port)
         made.manage("migrate", "--noinput")
         made.manage("seed_demo")
         yield made
     finally:
-        admin(f"DROP DATABASE IF EXISTS {database} WITH (FORCE)")
+        admin(f"DROP DATABASE IF EXISTS {database} WITH (FORCE)", port=port)
