@@ -21,6 +21,7 @@ from mcpforms.fields import secret_names
 from mcpforms.forms import form_class_for
 from mcpforms.models import FormDefinition, Submission
 from mcpforms.output import to_json
+from mcpforms.protocol.capabilities import client_implementation
 from mcpforms.protocol.context import RequestContext
 from mcpforms.signals import send_stored
 from mcpforms.tools import FormTool
@@ -48,7 +49,7 @@ class DefinitionTool(FormTool):
             tool_name=self.name,
             data=data,
             user=user,
-            client_info=_client_info(request.client_info),
+            client_info=client_implementation(request.client_info),
         )
         send_stored(self, request, submission)
         if self.email_to:
@@ -57,22 +58,6 @@ class DefinitionTool(FormTool):
             title, to = self.title, self.email_to
             transaction.on_commit(lambda: _mail(submission.pk, title, data, to))
         return {"submission": submission.pk, "form": self.name, "data": data}
-
-
-CLIENT_INFO_FIELDS = ("name", "title", "version")
-CLIENT_INFO_LENGTH = 200
-
-
-def _client_info(sent: Any) -> dict[str, str]:
-    """What a submission keeps of the client's clientInfo: its Implementation strings, bounded, so a
-    client cannot make each row megabytes long."""
-    if not isinstance(sent, dict):
-        return {}
-    return {
-        name: sent[name][:CLIENT_INFO_LENGTH]
-        for name in CLIENT_INFO_FIELDS
-        if isinstance(sent.get(name), str)
-    }
 
 
 def definition_tool(definition: FormDefinition) -> FormTool:

@@ -4,18 +4,24 @@ store does."""
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import json
+import math
 import secrets
+import time
 from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
 from django.core.cache import caches
 from django.db import IntegrityError, transaction
+from django.db.models import Count, Min
 from django.utils import timezone
 
 from mcpforms.conf import conf
 from mcpforms.models import LegacyCall, LegacySession, StreamEvent
-from mcpforms.protocol.sessions import Event, PendingCall, Session, Stream
+from mcpforms.protocol.sessions import Event, PendingCall, Session, Stream, Tally
 
 # One in this many new sessions (and pending calls) prunes the expired ones: a chance, not a COUNT(*)
 # of the table on every initialize.
@@ -42,6 +48,8 @@ class DatabaseSessions:
             capabilities=dict(session.capabilities),
             client_info=dict(session.client_info) if session.client_info is not None else None,
             principal=session.principal,
+            server=session.server,
+            address=session.address or "",
         )
 
     def get(self, session_id: str) -> Session | None:
@@ -55,8 +63,22 @@ class DatabaseSessions:
             capabilities=row.capabilities,
             client_info=row.client_info,
             principal=row.principal,
+            server=row.server,
+            address=row.address or None,
             log_level=row.log_level or None,
         )
+
+    def count_sessions(self, *, principal: str, address: str | None = None) -> Tally:
+        horizon = timezone.now() - timedelta(seconds=conf.SESSION_MAX_AGE)
+        rows = LegacySession.objects.filter(principal=principal, created__gte=horizon)
+        if address is not None:
+            rows = rows.filter(address=address)
+        return _tally(rows.aggregate(count=Count("pk"), oldest=Min("created")))
+
+    def count_calls(self, session_id: str) -> Tally:
+        horizon = timezone.now() - timedelta(seconds=conf.STATE_MAX_AGE)
+        rows = LegacyCall.objects.filter(session_id=session_id, created__gte=horizon)
+        return _tally(rows.aggregate(count=Count("pk"), oldest=Min("created")))
 
     def end(self, session_id: str) -> bool:
         deleted, _ = LegacySession.objects.filter(pk=session_id).delete()
@@ -130,6 +152,11 @@ class DatabaseSessions:
         return _pending(row), events
 
 
+def _tally(found: dict[str, Any]) -> Tally:
+    oldest = found["oldest"]
+    return Tally(found["count"], oldest.timestamp() if oldest is not None else None)
+
+
 def _pending(row: LegacyCall) -> PendingCall:
     return PendingCall(
         id=row.id,
@@ -151,33 +178,116 @@ class CacheSessions:
     """Sessions and pending calls in Django's ``default`` cache: for a deployment that runs Redis or
     Memcached there and would rather keep this traffic out of the database. A session expires after
     ``SESSION_MAX_AGE`` seconds, a pending call after ``STATE_MAX_AGE``. Only a cache every worker shares
-    will do (not ``LocMemCache``)."""
+    will do (not ``LocMemCache``).
+
+    A cache cannot count its keys, so the budgets read counters: for each scope (a principal, an
+    anonymous address, a session's calls), one per ``BUCKETS``-th of the lifetime, incremented when a
+    session (call) is made and decremented when a session ends. The live ones are the sum over the
+    buckets of one lifetime: the oldest bucket may still count a few that just expired, so a budget
+    frees up to a ``BUCKETS``-th of a lifetime late, never early. ``incr`` is atomic on every shared
+    cache, so workers never lose a count."""
+
+    BUCKETS = 24
 
     @property
     def _cache(self) -> Any:
         return caches["default"]
 
-    def _key(self, *parts: str) -> str:
-        return "mcpforms:" + ":".join(parts)
+    def _key(self, kind: str, *ids: str) -> str:
+        # The ids come from the client too (Mcp-Session-Id, Last-Event-ID, the id of an answer), and
+        # memcached refuses a key with a space or a control character or longer than 250 bytes (Django's
+        # memcache_key_warnings). Their digest is a key of 64 hex digits whatever they hold, and an id the
+        # server never minted finds nothing: Session not found, as an unknown one. JSON keeps the ids
+        # apart whatever characters they hold, and escapes what is no UTF-8.
+        digest = hashlib.sha256(json.dumps(ids).encode()).hexdigest()
+        return f"mcpforms:{kind}:{digest}"
 
     def create(self, session: Session) -> None:
-        self._cache.set(self._key("session", session.id), session, timeout=conf.SESSION_MAX_AGE)
+        opened = time.time()
+        # Stored with when it was opened: ending it takes it off the counter it was counted on.
+        self._cache.set(self._key("session", session.id), (session, opened), timeout=conf.SESSION_MAX_AGE)
+        for scope in self._session_scopes(session):
+            self._count(scope, conf.SESSION_MAX_AGE, opened, by=1)
+
+    def _opened(self, session_id: str) -> tuple[Session, float | None] | None:
+        stored = self._cache.get(self._key("session", session_id))
+        if isinstance(stored, Session):  # stored before sessions were counted
+            return stored, None
+        if isinstance(stored, tuple) and len(stored) == 2 and isinstance(stored[0], Session):
+            return stored[0], stored[1]
+        return None
 
     def get(self, session_id: str) -> Session | None:
-        session: Session | None = self._cache.get(self._key("session", session_id))
-        return session
+        found = self._opened(session_id)
+        return found[0] if found is not None else None
 
     def end(self, session_id: str) -> bool:
-        return bool(self._cache.delete(self._key("session", session_id)))
+        found = self._opened(session_id)
+        # Only the request whose delete removed it takes it off its counters, however many end it at once.
+        if not self._cache.delete(self._key("session", session_id)):
+            return False
+        if found is not None and found[1] is not None:
+            for scope in self._session_scopes(found[0]):
+                self._count(scope, conf.SESSION_MAX_AGE, found[1], by=-1)
+        return True
 
     def set_log_level(self, session_id: str, level: str) -> None:
-        session = self.get(session_id)
-        if session is not None:
-            self.create(replace(session, log_level=level))
+        found = self._opened(session_id)
+        if found is None:
+            return
+        session, opened = found
+        # The session keeps its end: the rest of its lifetime, not a new one.
+        left = conf.SESSION_MAX_AGE - (time.time() - opened) if opened is not None else conf.SESSION_MAX_AGE
+        if left > 0:
+            self._cache.set(
+                self._key("session", session_id),
+                (replace(session, log_level=level), opened),
+                timeout=math.ceil(left),
+            )
+
+    def count_sessions(self, *, principal: str, address: str | None = None) -> Tally:
+        scope = ("address", principal, address) if address is not None else ("principal", principal)
+        return self._tally(scope, conf.SESSION_MAX_AGE)
+
+    def count_calls(self, session_id: str) -> Tally:
+        return self._tally(("calls", session_id), conf.STATE_MAX_AGE)
+
+    @staticmethod
+    def _session_scopes(session: Session) -> list[tuple[str, ...]]:
+        scopes: list[tuple[str, ...]] = [("principal", session.principal)]
+        if session.address is not None:
+            scopes.append(("address", session.principal, session.address))
+        return scopes
+
+    def _bucket_seconds(self, lifetime: int) -> int:
+        return max(1, math.ceil(lifetime / self.BUCKETS))
+
+    def _count(self, scope: tuple[str, ...], lifetime: int, at: float, *, by: int) -> None:
+        size = self._bucket_seconds(lifetime)
+        key = self._key("count", *scope, str(int(at // size)))
+        # A bucket outlives every session counted in it: it was made at most one bucket before them.
+        self._cache.add(key, 0, timeout=lifetime + size)
+        # ValueError: the bucket expired in between, and what it counted has expired with it.
+        with contextlib.suppress(ValueError):
+            self._cache.incr(key, by)
+
+    def _tally(self, scope: tuple[str, ...], lifetime: int) -> Tally:
+        size, now = self._bucket_seconds(lifetime), time.time()
+        buckets = range(int((now - lifetime) // size), int(now // size) + 1)
+        keys = {bucket: self._key("count", *scope, str(bucket)) for bucket in buckets}
+        found = self._cache.get_many(list(keys.values()))
+        counts = {bucket: max(0, int(found.get(key, 0))) for bucket, key in keys.items()}
+        # The oldest bucket's end: the latest its sessions were made, so the wait it implies is not short.
+        oldest = next((min((bucket + 1) * size, now) for bucket, count in counts.items() if count), None)
+        return Tally(sum(counts.values()), float(oldest) if oldest is not None else None)
 
     def save_call(self, call: PendingCall, events: tuple[Event, ...] = ()) -> None:
         timeout = conf.STATE_MAX_AGE
-        self._cache.set(self._key("call", call.id), call, timeout=timeout)
+        # add() tells the one worker that stores a call first, which counts it for its session's budget.
+        if self._cache.add(self._key("call", call.id), call, timeout=timeout):
+            self._count(("calls", call.session), timeout, time.time(), by=1)
+        else:
+            self._cache.set(self._key("call", call.id), call, timeout=timeout)
         for event in events:
             self._cache.set(self._key("event", event.id), event, timeout=timeout)
 

@@ -25,7 +25,7 @@ from django.test import Client, RequestFactory, override_settings
 from django.urls import reverse
 
 from mcpforms.api import serve
-from mcpforms.models import FieldDefinition, FormDefinition
+from mcpforms.models import FieldDefinition, FormDefinition, LegacyCall, LegacySession, StreamEvent
 from mcpforms.protocol import RequestContext, state, tokens
 from mcpforms.protocol.server import Server, default_server
 from mcpforms.protocol.sessions import MemorySessions
@@ -494,3 +494,89 @@ def test_the_admin_refuses_to_save_a_form_over_the_limit(count):
             "A form may have at most 3 fields (MCPFORMS['MAX_FORM_FIELDS']); "
             "assistants are never offered a larger one."
         ]
+
+
+# ---- what the 2025 era stores -------------------------------------------------------------------------------
+
+# About 1 MB each of capabilities and clientInfo, in strings each under MAX_STRING_LENGTH.
+MEGABYTE_OF_STRINGS = ["x" * 90_000] * 11
+
+
+def initialize_over_http(server: Server, *, address: str, **params: Any) -> HttpResponseBase:
+    payload = {
+        "jsonrpc": "2.0",
+        "id": 0,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "c", "version": "1"},
+            **params,
+        },
+    }
+    request = RequestFactory().post(
+        "/mcp", json.dumps(payload), content_type="application/json", REMOTE_ADDR=address
+    )
+    request.user = AnonymousUser()
+    return serve(server, request)
+
+
+def stored_bytes(row: LegacySession) -> int:
+    return len(json.dumps(row.capabilities)) + len(json.dumps(row.client_info))
+
+
+@override_settings(DATA_UPLOAD_MAX_MEMORY_SIZE=4 * 1024 * 1024)
+def test_twenty_anonymous_sessions_with_megabyte_declarations_store_a_few_kilobytes():
+    server = Server(key="stored", name="stored")  # the configured store: DatabaseSessions
+    register(SignupForm, server=server)
+    capabilities = {
+        "elicitation": {"form": {"padding": MEGABYTE_OF_STRINGS}},
+        "experimental": {"padding": {"strings": MEGABYTE_OF_STRINGS}},
+    }
+    client_info = {"name": "big", "version": "1", "padding": MEGABYTE_OF_STRINGS}
+    with limits(MAX_BODY_BYTES=3 * 1024 * 1024):
+        for _ in range(20):
+            response = initialize_over_http(
+                server, address="192.0.2.7", capabilities=capabilities, clientInfo=client_info
+            )
+            assert response.status_code == 200, body_of(response)
+    rows = list(LegacySession.objects.all())
+    assert len(rows) == 20
+    assert max(stored_bytes(row) for row in rows) < 200
+    assert sum(stored_bytes(row) for row in rows) < 4_000
+
+
+@pytest.mark.django_db(transaction=True)  # a 2025-era call runs on a thread of its own, with its connection
+def test_calls_with_unknown_keys_store_none_of_them():
+    server = Server(key="stored-calls", name="stored")
+    register(SignupForm, server=server)
+    client = LegacyWire(server)
+    unknown = {f"unknown_{n}": "x" * 90_000 for n in range(5)}
+    call = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "signup", "arguments": {"plan": "pro", **unknown}, **unknown},
+    }
+    for _ in range(5):
+        ((_, request),) = events(client.post(call))
+        assert request["method"] == "elicitation/create"
+    stored = list(LegacyCall.objects.values_list("params", flat=True))
+    assert stored == [{"name": "signup", "arguments": {"plan": "pro"}}] * 5
+    assert "unknown_0" not in json.dumps(list(StreamEvent.objects.values_list("data", flat=True)))
+
+
+def test_an_initialize_over_budget_is_429_with_retry_after_naming_the_setting():
+    server = Server(key="budget", name="budget")
+    with limits(ANONYMOUS_SESSIONS_PER_ADDRESS=3):
+        for _ in range(3):
+            assert initialize_over_http(server, address="198.51.100.4").status_code == 200
+        refused = initialize_over_http(server, address="198.51.100.4")
+        assert refused.status_code == 429
+        assert 0 < int(refused["Retry-After"]) <= 86400
+        error = error_of(refused)
+        assert error["code"] == -32000
+        assert "MCPFORMS['ANONYMOUS_SESSIONS_PER_ADDRESS']" in error["message"]
+        assert "Mcp-Session-Id" not in refused
+        assert initialize_over_http(server, address="198.51.100.5").status_code == 200
+    assert LegacySession.objects.count() == 4

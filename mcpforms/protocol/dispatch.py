@@ -19,6 +19,7 @@ from mcpforms.protocol.envelope import read_envelope
 from mcpforms.protocol.errors import (
     INTERNAL_ERROR,
     ProtocolError,
+    failure,
     http_status,
     method_not_found,
 )
@@ -39,10 +40,13 @@ def handle(
     headers: Mapping[str, str] | None,
     user: Any,
     notify: Notify | None,
+    address: str | None = None,
 ) -> Reply:
     if era_of(payload, headers) == "legacy":
+        # Only the 2025 era keeps anything per client, so only it needs the client's address.
+        sessions = server.sessions
         return legacy.handle(
-            server, payload, headers=headers, user=user, notify=notify, sessions=server.sessions
+            server, payload, headers=headers, user=user, notify=notify, sessions=sessions, address=address
         )
     request_id = readable_id(payload)
     try:
@@ -54,9 +58,9 @@ def handle(
         return Reply(200, result_response(message.id, _answer(server, message, headers, user, notify)))
     except ProtocolError as error:
         return Reply(http_status(error.code), error_response(request_id, error))
-    except Exception:
-        logger.exception("MCP request %r failed", request_id)
-        return Reply(200, error_response(request_id, ProtocolError(INTERNAL_ERROR, "Internal error")))
+    except Exception as error:  # a bug is -32603; a database out of reach a 503 to retry
+        failed = failure(error, request_id)
+        return Reply(http_status(failed.code), error_response(request_id, failed))
 
 
 def _answer(

@@ -12,17 +12,20 @@ what that produces joins the stream, which the client reads back with ``GET`` an
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import replace
 from typing import Any
 
 from mcpforms.conf import conf
+from mcpforms.protocol.budgets import OverBudget, address_scope, check_call_budget, check_session_budget
+from mcpforms.protocol.capabilities import client_implementation, retained_capabilities
 from mcpforms.protocol.context import LOG_LEVELS, Notify
 from mcpforms.protocol.envelope import Envelope
 from mcpforms.protocol.errors import (
     INTERNAL_ERROR,
     INVALID_REQUEST,
     ProtocolError,
+    failure,
     http_status,
     invalid_params,
     method_not_found,
@@ -32,7 +35,7 @@ from mcpforms.protocol.methods import INPUT_REQUIRED_METHODS, METHODS, Call, val
 from mcpforms.protocol.offering import Offering
 from mcpforms.protocol.reply import ACCEPTED, Reply
 from mcpforms.protocol.sessions import Event, PendingCall, Session, SessionStore, new_id
-from mcpforms.protocol.state import principal_for
+from mcpforms.protocol.state import ANONYMOUS, principal_for
 from mcpforms.protocol.versions import LEGACY_VERSIONS
 
 logger = logging.getLogger("mcpforms.protocol")
@@ -66,8 +69,10 @@ def handle(
     user: Any,
     notify: Notify | None,
     sessions: SessionStore,
+    address: str | None = None,
 ) -> Reply:
-    """Answer one decoded 2025-era message; never raises."""
+    """Answer one decoded 2025-era message; never raises. ``address`` is the client's network address,
+    from the transport (None over stdio), which anonymous sessions are budgeted by."""
     request_id = readable_id(payload)
     try:
         if (
@@ -78,8 +83,8 @@ def handle(
             return _client_answer(server, payload, headers or {}, user, sessions)
         message = read_message(payload)
         if message.method == "initialize":
-            return _initialize(server, message, user, sessions)
-        session = _session(headers or {}, user, sessions)
+            return _initialize(server, message, user, sessions, address)
+        session = _session(server, headers or {}, user, sessions)
         if message.is_notification:
             return ACCEPTED  # notifications/initialized, cancelled…: nothing to answer
         assert message.id is not None
@@ -98,26 +103,35 @@ def handle(
             return Reply(200, result_response(message.id, {}))
         return _request(server, message, session, user, notify, sessions)
     except ProtocolError as error:
-        return Reply(_http(error), error_response(request_id, error))
-    except Exception:
-        logger.exception("MCP request %r failed", request_id)
-        return Reply(200, error_response(request_id, INTERNAL))
+        headers_out = error.headers if isinstance(error, OverBudget) else {}
+        return Reply(_http(error), error_response(request_id, error), headers=headers_out)
+    except Exception as error:  # a bug is -32603; a database or cache out of reach a 503 to retry
+        failed = failure(error, request_id)
+        return Reply(http_status(failed.code), error_response(request_id, failed))
 
 
-def _initialize(server: Offering, message: Message, user: Any, sessions: SessionStore) -> Reply:
+def _initialize(
+    server: Offering, message: Message, user: Any, sessions: SessionStore, address: str | None
+) -> Reply:
     assert message.id is not None
     validate_params(message, LEGACY_VERSIONS[0])
     requested = message.params.get("protocolVersion")
     # Spec §9.3: an unknown version (2026-07-28 included, which initialize never negotiates) gets a
     # counter-offer of the newest 2025 version, which the client accepts or not.
     version = requested if requested in LEGACY_VERSIONS else LEGACY_VERSIONS[0]
-    client_info = message.params.get("clientInfo")
+    principal = principal_for(user)
+    # Only an anonymous session keeps where it came from: the one thing its budget can count by.
+    scope = address_scope(address) if principal == ANONYMOUS else None
+    check_session_budget(sessions, principal=principal, address=scope)
     session = Session(
         id=new_id(),
         version=version,
-        capabilities=message.params.get("capabilities") or {},
-        client_info=client_info if isinstance(client_info, dict) else None,
-        principal=principal_for(user),
+        # Kept for SESSION_MAX_AGE and read on every request: what the server reads, and no more.
+        capabilities=retained_capabilities(message.params.get("capabilities"), extensions=server.extensions),
+        client_info=client_implementation(message.params.get("clientInfo")) or None,
+        principal=principal,
+        server=server.key,
+        address=scope,
     )
     sessions.create(session)
     capabilities = server.capabilities() | {"logging": {}}
@@ -133,13 +147,14 @@ def _initialize(server: Offering, message: Message, user: Any, sessions: Session
     return Reply(200, result_response(message.id, result), headers={"Mcp-Session-Id": session.id})
 
 
-def _session(headers: Mapping[str, str], user: Any, sessions: SessionStore) -> Session:
+def _session(server: Offering, headers: Mapping[str, str], user: Any, sessions: SessionStore) -> Session:
     session_id = headers.get(SESSION_HEADER)
     if not session_id:
         raise SessionError(NO_SESSION, "Bad Request: Mcp-Session-Id header is required", status=400)
     session = sessions.get(session_id.strip())
-    # A session belongs to who opened it: another user's request is told it does not exist.
-    if session is None or session.principal != principal_for(user):
+    # A session belongs to who opened it, on the server they opened it on (servers may share a store):
+    # another user's request, or another server's, is told it does not exist.
+    if session is None or session.principal != principal_for(user) or session.server != server.key:
         raise SessionError(UNKNOWN_SESSION, "Session not found", status=404)
     return session
 
@@ -157,14 +172,19 @@ def _request(
     if method is None or message.method not in LEGACY_METHODS or not method.served(server):
         raise method_not_found(message.method)
     validate_params(message, session.version)
+    # The handler gets only the arguments the call may have to keep: every later round runs on what the
+    # call kept, and the requestState's digest of the arguments must match them (spec §6.4).
+    message = replace(message, params=_known_arguments(server, message))
     result = _run(server, message, session, user, notify)
+    assert message.id is not None
     if result.get("resultType") == "input_required" and message.method in INPUT_REQUIRED_METHODS:
+        check_call_budget(sessions, session.id)
         call = PendingCall(
             id=new_id(),
             session=session.id,
             request_id=message.id,
             method=message.method,
-            params=message.params,
+            params=_kept_params(message.params),
         )
         return Reply(200, events=_next_round(call, result, sessions, first=True))
     return Reply(200, result_response(message.id, _legacy_result(result)))
@@ -197,6 +217,51 @@ def _run(
         logger.error("The %s handler returned %r instead of a dict", message.method, type(result))
         raise INTERNAL
     return dict(result)
+
+
+def _known_arguments(server: Offering, message: Message) -> dict[str, Any]:
+    """The params with only the arguments the tool or prompt declares: a 2025 call may be kept for
+    STATE_MAX_AGE, and a client must not make the server keep what no handler reads. A tool whose input
+    schema lists no ``properties``, or admits others (``additionalProperties`` not false, or
+    ``patternProperties``), declares it reads what comes, and gets it all."""
+    params, arguments = message.params, message.params.get("arguments")
+    if not isinstance(arguments, Mapping) or not isinstance(params.get("name"), str):
+        return params
+    known: Collection[str] | None = None
+    if message.method == "tools/call":
+        tool = server.tools.get(params["name"])
+        if tool is None:
+            return params  # the handler says it is unknown
+        schema = tool.input_schema
+        properties = schema.get("properties")
+        if (
+            not isinstance(properties, Mapping)
+            or schema.get("additionalProperties", False) is not False
+            or "patternProperties" in schema
+        ):
+            return params  # a schema that names no arguments, or admits others, reads what comes
+        known = properties.keys()
+    elif message.method == "prompts/get":
+        prompt = server.prompts.get(params["name"])
+        if prompt is None:
+            return params
+        known = {argument.name for argument in prompt.arguments}
+    if known is None:
+        return params
+    return {**params, "arguments": {key: value for key, value in arguments.items() if key in known}}
+
+
+# What a method reads of its params, and so all a pending call keeps of them; of `_meta`, only the
+# progressToken is read (`_run`).
+_KEPT_PARAMS = ("name", "arguments", "uri")
+
+
+def _kept_params(params: Mapping[str, Any]) -> dict[str, Any]:
+    kept = {key: params[key] for key in _KEPT_PARAMS if key in params}
+    meta = params.get("_meta")
+    if isinstance(meta, Mapping) and "progressToken" in meta:
+        kept["_meta"] = {"progressToken": meta["progressToken"]}
+    return kept
 
 
 def _legacy_result(result: Mapping[str, Any]) -> dict[str, Any]:
@@ -269,7 +334,7 @@ def _client_answer(
     server: Offering, payload: dict[str, Any], headers: Mapping[str, str], user: Any, sessions: SessionStore
 ) -> Reply:
     """The client's answer to a request the server sent; the one that completes a round runs the next."""
-    session = _session(headers, user, sessions)
+    session = _session(server, headers, user, sessions)
     request_id = payload.get("id")
     if not isinstance(request_id, str):
         return ACCEPTED  # not an answer to anything we asked: nothing to do
@@ -315,9 +380,12 @@ def _next_step(
         result = _run(server, message, session, user, None)
     except ProtocolError as error:
         return _finish(call, error_response(call.request_id, error), sessions, before=before)
-    except Exception:
-        logger.exception("MCP request %r failed on a later round", call.request_id)
-        return _finish(call, error_response(call.request_id, INTERNAL), sessions, before=before)
+    except Exception as error:
+        # The call's stream ends with the error: -32603 for a bug, a retryable -32010 when a service was
+        # out of reach (the client calls again; nothing ran). Storing it may fail too: then the POST of
+        # the answer gets the 503, from handle() above.
+        failed = failure(error, call.request_id, stage=" on a later round")
+        return _finish(call, error_response(call.request_id, failed), sessions, before=before)
     if result.get("resultType") == "input_required":
         if call.waiting and _only_pages(result):
             return None
@@ -346,11 +414,11 @@ def resume(
     not offered: the server never sends anything outside a call.
     """
     try:
-        session = _session(headers, user, sessions)
+        session = _session(server, headers, user, sessions)
         if not last_event_id:
             return Reply(405, error_response(None, ProtocolError(INVALID_REQUEST, _NO_STANDALONE)))
-        call_id, _, seen = last_event_id.strip().partition(":")
-        found = sessions.events_after(call_id, session.id, int(seen) if seen.isdigit() else 0)
+        position = _stream_position(last_event_id)
+        found = None if position is None else sessions.events_after(position[0], session.id, position[1])
         if found is None:
             raise ProtocolError(INVALID_REQUEST, "Unknown Last-Event-ID: no such stream in this session")
         call, events = found
@@ -372,10 +440,25 @@ def resume(
         return Reply(_http(error), error_response(None, error))
 
 
-def end(headers: Mapping[str, str], user: Any, sessions: SessionStore) -> Reply:
+# The event ids the server sends are "<call id>:<n>", n an ASCII count. Anything else names no stream
+# (the 400 of an unknown one): "²" is a digit to str.isdigit() but not to int(), and 18 digits keep n
+# a 64-bit integer, which every store can compare with what it keeps.
+_MAX_SEQ_DIGITS = 18
+
+
+def _stream_position(last_event_id: str) -> tuple[str, int] | None:
+    """The call id and the number of events seen that ``Last-Event-ID`` names, or None when it is no id
+    the server sent."""
+    call_id, colon, seen = last_event_id.strip().partition(":")
+    if not (colon and seen.isascii() and seen.isdecimal() and len(seen) <= _MAX_SEQ_DIGITS):
+        return None
+    return call_id, int(seen)
+
+
+def end(server: Offering, headers: Mapping[str, str], user: Any, sessions: SessionStore) -> Reply:
     """``DELETE``: end the session; later requests naming it get 404."""
     try:
-        session = _session(headers, user, sessions)
+        session = _session(server, headers, user, sessions)
     except ProtocolError as error:
         return Reply(_http(error), error_response(None, error))
     sessions.end(session.id)
@@ -388,4 +471,4 @@ _NO_STANDALONE = (
 
 
 def _http(error: ProtocolError) -> int:
-    return error.status if isinstance(error, SessionError) else http_status(error.code)
+    return error.status if isinstance(error, SessionError | OverBudget) else http_status(error.code)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import secrets
 import threading
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
@@ -28,14 +29,30 @@ def new_id() -> str:
 
 @dataclass(frozen=True)
 class Session:
-    """One 2025-era connection: what ``initialize`` negotiated, and whose it is."""
+    """One 2025-era connection: what ``initialize`` negotiated, whose it is and on which server.
+
+    ``server`` is the key of the server that opened it (``Offering.key``): no other server knows it.
+    ``address`` is the budget scope of the client address an anonymous session was opened from
+    (``mcpforms.protocol.budgets``), None when the transport has none (stdio) or the caller is a user.
+    """
 
     id: str
     version: str
     capabilities: Mapping[str, Any]
     client_info: Mapping[str, Any] | None
     principal: str
+    server: str
+    address: str | None = None
     log_level: str | None = None
+
+
+@dataclass(frozen=True)
+class Tally:
+    """How many live sessions (or pending calls) a store holds for a scope, and when the oldest of them
+    was made (a POSIX time; None when there is none): a place frees up when it expires, at the latest."""
+
+    count: int
+    oldest: float | None = None
 
 
 @dataclass(frozen=True)
@@ -79,6 +96,10 @@ class PendingCall:
 Stream = tuple[PendingCall, list[Event]]
 
 
+def _tally(times: list[float]) -> Tally:
+    return Tally(len(times), min(times) if times else None)
+
+
 class SessionStore(Protocol):
     """Where sessions and pending calls live. Every method is safe to call from any worker at once."""
 
@@ -105,6 +126,14 @@ class SessionStore(Protocol):
     ) -> tuple[PendingCall, list[Event]] | None:
         """The call and the events of its stream after the ``seen``-th; None when the call is unknown."""
 
+    def count_sessions(self, *, principal: str, address: str | None = None) -> Tally:
+        """The live sessions of ``principal`` (opened from ``address`` too, when given), for the budgets
+        (``mcpforms.protocol.budgets``); an ended or expired session is not counted."""
+
+    def count_calls(self, session_id: str) -> Tally:
+        """The pending calls the session holds within ``STATE_MAX_AGE`` of their start, done or not (a done
+        one keeps its stream for the client to read back)."""
+
 
 class MemorySessions:
     """A ``SessionStore`` in this process's memory: for tests and a single process, never a deployment of
@@ -115,17 +144,55 @@ class MemorySessions:
         self._sessions: dict[str, Session] = {}
         self._calls: dict[str, PendingCall] = {}
         self._events: dict[str, list[Event]] = {}
+        # When each was made: a long-lived process forgets expired ones, as the shared stores do.
+        self._opened: dict[str, float] = {}
+        self._started: dict[str, float] = {}
+
+    def _forget_expired(self) -> None:
+        now = time.time()
+        for session_id, opened in list(self._opened.items()):
+            if opened < now - conf.SESSION_MAX_AGE:
+                self._sessions.pop(session_id, None)
+                del self._opened[session_id]
+        for call_id, started in list(self._started.items()):
+            if started < now - conf.STATE_MAX_AGE or self._calls[call_id].session not in self._sessions:
+                del self._calls[call_id], self._started[call_id]
+                self._events.pop(call_id, None)
 
     def create(self, session: Session) -> None:
         with self._lock:
+            self._forget_expired()
             self._sessions[session.id] = session
+            self._opened[session.id] = time.time()
 
     def get(self, session_id: str) -> Session | None:
+        opened = self._opened.get(session_id)
+        if opened is None or opened < time.time() - conf.SESSION_MAX_AGE:
+            return None
         return self._sessions.get(session_id)
 
     def end(self, session_id: str) -> bool:
         with self._lock:
+            self._opened.pop(session_id, None)
             return self._sessions.pop(session_id, None) is not None
+
+    def count_sessions(self, *, principal: str, address: str | None = None) -> Tally:
+        with self._lock:
+            self._forget_expired()
+            return _tally(
+                [
+                    self._opened[session.id]
+                    for session in self._sessions.values()
+                    if session.principal == principal and (address is None or session.address == address)
+                ]
+            )
+
+    def count_calls(self, session_id: str) -> Tally:
+        with self._lock:
+            self._forget_expired()
+            return _tally(
+                [self._started[call.id] for call in self._calls.values() if call.session == session_id]
+            )
 
     def set_log_level(self, session_id: str, level: str) -> None:
         with self._lock:
@@ -134,6 +201,7 @@ class MemorySessions:
 
     def save_call(self, call: PendingCall, events: tuple[Event, ...] = ()) -> None:
         with self._lock:
+            self._started.setdefault(call.id, time.time())
             self._calls[call.id] = call
             stream = self._events.setdefault(call.id, [])
             known = {event.id for event in stream}

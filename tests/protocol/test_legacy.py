@@ -4,10 +4,14 @@ user through a server request on a stream the server closes, answered by a separ
 from __future__ import annotations
 
 import itertools
+import json
 from typing import Any
 
 import pytest
+from django.http import HttpResponse
+from django.test import RequestFactory, override_settings
 
+from mcpforms.api import serve
 from mcpforms.protocol import legacy
 from mcpforms.protocol.reply import Reply
 from mcpforms.protocol.server import Server
@@ -162,7 +166,7 @@ def test_a_declined_form_ends_the_call_with_an_error_result(server):
 
 def test_ending_a_session_makes_it_unknown(server):
     client = LegacyClient(server)
-    assert legacy.end(client.headers, None, server.sessions).status == 200
+    assert legacy.end(server, client.headers, None, server.sessions).status == 200
     reply = client.request("ping")
     assert reply.status == 404
     assert legacy.resume(server, client.headers, None, None, server.sessions).status == 404
@@ -195,3 +199,216 @@ def test_a_2025_session_lists_the_app_only_submit_tool_only_when_it_declared_mcp
     assert names == ["signup", "signup_submit"]
     plain = LegacyClient(server, capabilities={"elicitation": {}})
     assert [tool["name"] for tool in plain.result("tools/list")["tools"]] == ["signup"]
+
+
+# ---- a session belongs to its server -----------------------------------------------------------------------
+
+
+def test_a_session_opened_on_one_server_is_unknown_on_another_that_shares_its_store():
+    store = MemorySessions()
+    first, second = Server(key="first", sessions=store), Server(key="second", sessions=store)
+    register(SignupForm, server=first)
+    register(SignupForm, server=second)
+    client = LegacyClient(first, capabilities=ELICITATION)
+    asking = client.request("tools/call", {"name": "signup", "arguments": {}})
+    ((event,),) = [asking.events or ()]
+    ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+
+    posted = second.handle(ping, headers=client.headers)
+    assert posted.status == 404 and posted.body is not None
+    assert posted.body["error"] == {"code": -32001, "message": "Session not found"}
+    resumed = legacy.resume(second, client.headers, event.id, None, store)
+    assert resumed.status == 404 and resumed.body is not None
+    assert resumed.body["error"]["message"] == "Session not found"
+    ended = legacy.end(second, client.headers, None, store)
+    assert ended.status == 404
+    # The session lives on where it was opened.
+    assert client.result("ping") == {}
+    assert legacy.resume(first, client.headers, event.id, None, store).status == 200
+
+
+# ---- what a session keeps -----------------------------------------------------------------------------------
+
+APPS = {"mimeTypes": ["text/html;profile=mcp-app"]}
+
+
+def test_a_session_keeps_only_what_the_server_reads_of_the_clients_declarations(server):
+    padding = ["x" * 50_000] * 4
+    client = LegacyClient(
+        server,
+        capabilities={
+            "elicitation": {"form": {"junk": padding}, "url": {}},
+            "experimental": {"junk": {"padding": padding}},
+            "roots": {"listChanged": True, "junk": padding},
+            "extensions": {"io.modelcontextprotocol/ui": APPS, "com.example/other": {"junk": padding}},
+        },
+    )
+    session = server.sessions.get(client.session)
+    assert session is not None
+    assert session.capabilities == {
+        "elicitation": {"form": {}, "url": {}},
+        "roots": {},
+        "extensions": {"io.modelcontextprotocol/ui": APPS},
+    }
+    # What the form UI needs still works on this session.
+    shown = client.result("tools/call", {"name": "signup", "arguments": {}})
+    assert shown["_meta"]["ui"]["resourceUri"] == "ui://mcpforms/signup"
+
+
+def test_a_session_keeps_the_client_info_a_submission_would(server):
+    reply = server.handle(
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "n" * 5_000, "version": "1", "icons": [{"src": "x" * 90_000}]},
+            },
+        }
+    )
+    session = server.sessions.get(reply.headers["Mcp-Session-Id"])
+    assert session is not None and session.client_info == {"name": "n" * 200, "version": "1"}
+
+
+def test_a_2025_flow_with_unknown_argument_keys_stores_none_of_them_and_completes(server):
+    client = LegacyClient(server, capabilities=ELICITATION)
+    arguments = {"plan": "team", "junk": "x" * 50_000, "more": {"deep": ["y"] * 1_000}}
+    reply = client.request("tools/call", {"name": "signup", "arguments": arguments, "extra": "z" * 9_000})
+    (asking,) = reply.events or ()
+    assert asking.data is not None
+    call_id = asking.id.partition(":")[0]
+    found = server.sessions.events_after(call_id, client.session, 0)
+    assert found is not None
+    stored, _ = found
+    assert stored.params == {"name": "signup", "arguments": {"plan": "team"}}
+
+    answer = {"action": "accept", "content": {"email": "ada@example.com"}}
+    assert client.send({"jsonrpc": "2.0", "id": asking.data["id"], "result": answer}) == Reply(202)
+    (final,) = legacy.resume(server, client.headers, asking.id, None, server.sessions).events or ()
+    assert final.data is not None and "error" not in final.data, final.data
+    assert final.data["result"]["structuredContent"]["plan"] == "team"
+    assert final.data["result"]["structuredContent"]["email"] == "ada@example.com"
+
+
+# ---- budgets -----------------------------------------------------------------------------------------------
+
+
+def initialize(server: Server, *, address: str | None = None, user: Any = None) -> Reply:
+    payload = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "c", "version": "1"},
+        },
+    }
+    return server.handle(payload, user=user, address=address)
+
+
+def assert_over_budget(reply: Reply, setting: str) -> None:
+    assert reply.status == 429 and reply.body is not None, reply
+    error = reply.body["error"]
+    assert error["code"] == -32000 and f"MCPFORMS['{setting}']" in error["message"], error
+    assert int(reply.headers["Retry-After"]) > 0
+
+
+@override_settings(MCPFORMS={"ALLOW_ANONYMOUS": True, "ANONYMOUS_SESSIONS_PER_ADDRESS": 2})
+def test_anonymous_sessions_are_budgeted_per_address(server):
+    assert initialize(server, address="192.0.2.1").status == 200
+    assert initialize(server, address="192.0.2.1").status == 200
+    assert_over_budget(initialize(server, address="192.0.2.1"), "ANONYMOUS_SESSIONS_PER_ADDRESS")
+    assert initialize(server, address="192.0.2.2").status == 200
+    # An IPv6 host owns its whole /64: another address in it is the same client.
+    assert initialize(server, address="2001:db8::1").status == 200
+    assert initialize(server, address="2001:db8::2").status == 200
+    assert_over_budget(initialize(server, address="2001:db8::ffff"), "ANONYMOUS_SESSIONS_PER_ADDRESS")
+
+
+@override_settings(MCPFORMS={"ALLOW_ANONYMOUS": True, "ANONYMOUS_SESSIONS": 2})
+def test_anonymous_sessions_have_a_global_budget_and_an_ended_one_frees_its_place(server):
+    first = initialize(server, address="192.0.2.1")
+    assert initialize(server, address="192.0.2.2").status == 200
+    assert_over_budget(initialize(server, address="192.0.2.3"), "ANONYMOUS_SESSIONS")
+    assert_over_budget(initialize(server), "ANONYMOUS_SESSIONS")  # stdio has no address
+    headers = {"mcp-session-id": first.headers["Mcp-Session-Id"]}
+    assert legacy.end(server, headers, None, server.sessions).status == 200
+    assert initialize(server, address="192.0.2.3").status == 200
+
+
+@override_settings(MCPFORMS={"ALLOW_ANONYMOUS": True, "SESSIONS_PER_PRINCIPAL": 1})
+def test_a_users_sessions_are_budgeted_apart_from_anonymous_ones(server, django_user_model):
+    ada, bob = django_user_model(pk=1, username="ada"), django_user_model(pk=2, username="bob")
+    assert initialize(server, user=ada, address="192.0.2.1").status == 200
+    assert_over_budget(initialize(server, user=ada, address="192.0.2.9"), "SESSIONS_PER_PRINCIPAL")
+    assert initialize(server, user=bob, address="192.0.2.1").status == 200
+    assert initialize(server, address="192.0.2.1").status == 200
+
+
+@override_settings(MCPFORMS={"ALLOW_ANONYMOUS": True, "CALLS_PER_SESSION": 1})
+def test_a_session_holds_a_budget_of_pending_calls(server):
+    client = LegacyClient(server, capabilities=ELICITATION)
+    assert client.request("tools/call", {"name": "signup", "arguments": {}}).events
+    refused = client.request("tools/call", {"name": "signup", "arguments": {}})
+    assert_over_budget(refused, "CALLS_PER_SESSION")
+    # A call that needs nothing from the user is not kept, so it is not refused.
+    done = {"name": "signup", "arguments": {"email": "ada@example.com", "plan": "pro"}}
+    assert client.result("tools/call", done)["structuredContent"]["plan"] == "pro"
+
+
+# ---- Last-Event-ID is ours or unknown -----------------------------------------------------------------------
+
+UNKNOWN_STREAM = {"code": -32600, "message": "Unknown Last-Event-ID: no such stream in this session"}
+
+
+def resume_over_http(server: Server, session: str, last_event_id: str) -> tuple[int, Any]:
+    request = RequestFactory().get("/mcp", HTTP_MCP_SESSION_ID=session, HTTP_LAST_EVENT_ID=last_event_id)
+    response = serve(server, request)
+    assert isinstance(response, HttpResponse)
+    if response["Content-Type"] == "application/json":
+        return response.status_code, json.loads(response.content)
+    return response.status_code, response.content.decode()
+
+
+def a_waiting_call(server: Server) -> tuple[LegacyClient, str]:
+    """A session whose signup call waits on the user; the id of the call's stream."""
+    client = LegacyClient(server, capabilities=ELICITATION)
+    (asking,) = client.request("tools/call", {"name": "signup", "arguments": {}}).events or ()
+    return client, asking.id.partition(":")[0]
+
+
+@pytest.mark.parametrize(
+    "seen",
+    ["²", "٣", "1" * 5000, "1" * 19, "-1", "+1", "1.0", "1 2", " 1", "", "1:1", "0x1"],
+    ids=[
+        "superscript",
+        "arabic-indic",
+        "5000 digits",
+        "19 digits",
+        "negative",
+        "plus",
+        "fraction",
+        "inner space",
+        "leading space",
+        "empty",
+        "two colons",
+        "hex",
+    ],
+)
+def test_a_last_event_id_that_is_not_one_the_server_sent_is_unknown(server, seen):
+    # str.isdigit() says yes to "²", which int() then refuses: that was a -32603.
+    client, stream = a_waiting_call(server)
+    assert resume_over_http(server, client.session, f"{stream}:{seen}") == (
+        400,
+        {"jsonrpc": "2.0", "id": None, "error": UNKNOWN_STREAM},
+    )
+
+
+@pytest.mark.parametrize("seen", ["1", "0", "9" * 18])
+def test_a_last_event_id_of_up_to_18_ascii_digits_is_resumed(server, seen):
+    client, stream = a_waiting_call(server)
+    status, stream_text = resume_over_http(server, client.session, f" {stream}:{seen} ")
+    assert status == 200 and f"id: {stream}:" in stream_text

@@ -1,0 +1,78 @@
+"""``manage.py mcpforms_prune``: what the 2025 era, URL mode and the exactly-once record keep past their
+lifetime is deleted on a schedule, and the command says how much."""
+
+from __future__ import annotations
+
+import io
+from datetime import datetime, timedelta
+
+import pytest
+from django.core.management import call_command
+from django.test import override_settings
+from django.utils import timezone
+
+from mcpforms.models import CompletedFlow, LegacyCall, LegacySession, StreamEvent, UrlElicitation
+
+pytestmark = pytest.mark.django_db
+
+SETTINGS = {"SESSION_MAX_AGE": 600, "STATE_MAX_AGE": 60, "URL_MODE_MAX_AGE": 120}
+
+
+def aged(seconds: int) -> datetime:
+    return timezone.now() - timedelta(seconds=seconds)
+
+
+def session(session_id: str, age: int) -> LegacySession:
+    return LegacySession.objects.create(
+        id=session_id, version="2025-11-25", principal="anonymous", server="default", created=aged(age)
+    )
+
+
+def call(call_id: str, owner: LegacySession, age: int) -> LegacyCall:
+    made = LegacyCall.objects.create(
+        id=call_id, session=owner, request_id=1, method="tools/call", created=aged(age)
+    )
+    StreamEvent.objects.create(call=made, seq=1, data={"jsonrpc": "2.0"})
+    return made
+
+
+def prune() -> str:
+    out = io.StringIO()
+    with override_settings(MCPFORMS=SETTINGS):
+        call_command("mcpforms_prune", stdout=out)
+    return out.getvalue()
+
+
+def test_what_outlived_its_lifetime_is_deleted_and_counted():
+    live, old = session("live", 500), session("old", 700)
+    call("fresh", live, 30)
+    call("stale", live, 90)
+    call("orphaned", old, 30)  # goes with its session
+    UrlElicitation.objects.create(tool="signup", principal="anonymous", created=aged(100))
+    UrlElicitation.objects.create(tool="signup", principal="anonymous", created=aged(130))
+    CompletedFlow.objects.create(digest="a" * 64, created=aged(30))
+    CompletedFlow.objects.create(digest="b" * 64, created=aged(90))
+
+    output = prune()
+
+    assert list(LegacySession.objects.values_list("id", flat=True)) == ["live"]
+    assert list(LegacyCall.objects.values_list("id", flat=True)) == ["fresh"]
+    assert list(StreamEvent.objects.values_list("call_id", flat=True)) == ["fresh"]
+    assert UrlElicitation.objects.count() == 1
+    assert list(CompletedFlow.objects.values_list("digest", flat=True)) == ["a" * 64]
+    assert "1 expired 2025-era session" in output
+    assert "2 expired pending call" in output
+    assert "1 URL-mode elicitation" in output
+    assert "1 completed-flow record" in output
+
+
+def test_nothing_to_prune_says_so():
+    session("live", 10)
+    assert "0 expired 2025-era sessions" in prune()
+    assert LegacySession.objects.count() == 1
+
+
+def test_the_help_gives_a_cron_line():
+    from mcpforms.management.commands.mcpforms_prune import Command
+
+    assert "crontab" in Command.help and "manage.py mcpforms_prune" in Command.help
