@@ -11,6 +11,7 @@ code and the choice between a JSON body and an SSE stream. Everything else is ``
 from __future__ import annotations
 
 import logging
+import math
 import queue
 import threading
 from collections.abc import AsyncIterator, Iterator, Sequence
@@ -27,11 +28,19 @@ from django.urls import re_path
 from ninja import NinjaAPI
 from ninja.errors import HttpError
 
-from mcpforms.auth import Auth, authenticate, challenge, configured_auth
+from mcpforms.auth import Auth, Challenge, authenticate, challenge, configured_auth
 from mcpforms.conf import conf
 from mcpforms.protocol import legacy
 from mcpforms.protocol.envelope import LOG_LEVEL_KEY
-from mcpforms.protocol.errors import INTERNAL_ERROR, INVALID_REQUEST, ProtocolError
+from mcpforms.protocol.errors import (
+    INTERNAL_ERROR,
+    INVALID_REQUEST,
+    UNAVAILABLE,
+    ProtocolError,
+    http_status,
+    unavailable,
+    unreachable_service,
+)
 from mcpforms.protocol.jsonrpc import decode, encode, error_response
 from mcpforms.protocol.methods import INPUT_REQUIRED_METHODS
 from mcpforms.protocol.reply import Reply
@@ -58,6 +67,10 @@ def _json(reply: Reply) -> HttpResponse:
         response = HttpResponse(encode(reply.body), status=reply.status, content_type=JSON)
     for name, value in reply.headers.items():
         response[name] = value
+    if reply.status == http_status(UNAVAILABLE):
+        # A database or cache out of reach (RFC 9110 §10.2.3): come back after the delay a 2025-era
+        # client is told to reconnect after, at least a second.
+        response["Retry-After"] = str(max(1, math.ceil(conf.RETRY_MS / 1000)))
     return response
 
 
@@ -189,27 +202,42 @@ def serve(server: Server, request: HttpRequest, auth: Sequence[Auth] | None = No
     """
     try:
         return _serve(server, request, configured_auth() if auth is None else auth)
-    except Exception:
-        logger.exception("The MCP endpoint failed")
-        return _json(Reply(200, error_response(None, _internal_error())))
+    except Exception as error:
+        # What fails outside the core's own catch-all: authentication, the 2025 era's GET and DELETE.
+        service = unreachable_service(error)
+        if service is None:
+            logger.exception("The MCP endpoint failed")
+            return _json(Reply(200, error_response(None, _internal_error())))
+        logger.warning("The MCP endpoint could not reach its %s: %s", service, error)
+        return _json(_explained(Reply(http_status(UNAVAILABLE), error_response(None, unavailable(service)))))
+
+
+def _unmigrated() -> str | None:
+    try:
+        return unmigrated_message()
+    except Exception:  # the database itself is unreachable: the log has the first failure
+        return None
 
 
 def _internal_error() -> ProtocolError:
-    try:
-        explained = unmigrated_message()
-    except Exception:  # the database itself is unreachable: the log has the first failure
-        explained = None
-    return ProtocolError(INTERNAL_ERROR, explained or "Internal error")
+    return ProtocolError(INTERNAL_ERROR, _unmigrated() or "Internal error")
 
 
 def _explained(reply: Reply) -> Reply:
-    """A -32603 the handler could not avoid because mcpforms' tables are missing says so."""
+    """A -32603 the handler could not avoid because mcpforms' tables are missing says so. So does a
+    database "out of reach" that answers after all: SQLite reports a missing table as the same
+    OperationalError as a lost connection, and retrying would not create the table."""
     body = reply.body
     error = body.get("error") if isinstance(body, dict) else None
-    if not (isinstance(error, dict) and error.get("code") == INTERNAL_ERROR):
+    code = error.get("code") if isinstance(error, dict) else None
+    if code == INTERNAL_ERROR:
+        explained = _internal_error()
+    elif code == UNAVAILABLE and (unmigrated := _unmigrated()) is not None:
+        explained = ProtocolError(INTERNAL_ERROR, unmigrated)
+    else:
         return reply
     assert body is not None
-    return replace(reply, body={**body, "error": _internal_error().as_error()})
+    return replace(reply, status=http_status(explained.code), body={**body, "error": explained.as_error()})
 
 
 def _serve(server: Server, request: HttpRequest, auth: Sequence[Auth]) -> HttpResponseBase:
@@ -221,9 +249,12 @@ def _serve(server: Server, request: HttpRequest, auth: Sequence[Auth]) -> HttpRe
     if not _origin_allowed(request, host):
         return _refusal(403, "Forbidden: this Origin is not allowed")
     try:
-        user = authenticate(request, auth)
+        user = authenticate(request, auth, anonymous=server.admits_anonymous)
     except HttpError as refusal:
-        return _refusal(refusal.status_code, str(refusal))
+        refused = _refusal(refusal.status_code, str(refusal))
+        if isinstance(refusal, Challenge):  # e.g. 403 insufficient_scope: what the client should ask for
+            refused["WWW-Authenticate"] = refusal.www_authenticate
+        return refused
     if user is None:
         response = _refusal(401, _unauthorized(request))
         response["WWW-Authenticate"] = challenge(request, auth)
@@ -234,7 +265,7 @@ def _serve(server: Server, request: HttpRequest, auth: Sequence[Auth]) -> HttpRe
         if request.method == "GET":
             last_event_id = request.META.get("HTTP_LAST_EVENT_ID")
             return _json(legacy.resume(server, headers, last_event_id, user, server.sessions))
-        return _json(legacy.end(headers, user, server.sessions))
+        return _json(legacy.end(server, headers, user, server.sessions))
     if request.method != "POST":
         # 2026-07-28 has no GET stream and no sessions to DELETE (spec §8.1); a 2025 client without a
         # session has nothing to resume or end.
@@ -264,7 +295,10 @@ def _serve(server: Server, request: HttpRequest, auth: Sequence[Auth]) -> HttpRe
         if user is not None:
             user.is_authenticated  # noqa: B018  (resolve the lazy user here, not on the worker thread)
         return _streamed(server, payload, headers, user, asgi=isinstance(request, ASGIRequest))
-    return _json(_explained(server.handle(payload, headers=headers, user=user)))
+    # REMOTE_ADDR, never X-Forwarded-For: a client can write that header (behind a proxy, have the server
+    # set REMOTE_ADDR from it). Only a 2025-era initialize reads it, which is never streamed.
+    address = request.META.get("REMOTE_ADDR")
+    return _json(_explained(server.handle(payload, headers=headers, user=user, address=address)))
 
 
 class _Endpoint(NinjaAPI):

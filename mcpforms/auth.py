@@ -4,7 +4,8 @@ Each callable takes the ``HttpRequest`` and returns the calling user, or None to
 raises ``ninja.errors.HttpError`` to refuse outright; any django-ninja auth class fits (``HttpBearer``,
 ``APIKeyHeader``…) as long as what it returns is a user. ``MCPFORMS['AUTHENTICATION']`` lists them as
 dotted paths; ``build_api(auth=[...])`` takes instances instead. When none returns a user, the caller is
-anonymous, which only ``MCPFORMS['ALLOW_ANONYMOUS']`` lets through; anyone else gets a 401 whose
+anonymous, which only the server's anonymous policy (``MCPFORMS['ALLOW_ANONYMOUS']`` for the default
+server) lets through; anyone else gets a 401 whose
 ``WWW-Authenticate`` says how to authenticate (RFC 6750, RFC 9728).
 """
 
@@ -70,8 +71,9 @@ def configured_auth() -> tuple[Auth, ...]:
     return _configured(tuple(conf.AUTHENTICATION))
 
 
-def authenticate(request: HttpRequest, methods: Sequence[Auth]) -> Any:
-    """Return the caller: a user, ``AnonymousUser`` when anonymous access is allowed, or None (401).
+def authenticate(request: HttpRequest, methods: Sequence[Auth], *, anonymous: bool) -> Any:
+    """Return the caller: a user, ``AnonymousUser`` when ``anonymous`` callers are let in (the server's
+    ``admits_anonymous``), or None (401).
 
     Raises ``HttpError`` when a method refuses outright. A request that presents credentials nobody
     accepts is never demoted to anonymous: a client with a revoked token must hear so.
@@ -81,19 +83,51 @@ def authenticate(request: HttpRequest, methods: Sequence[Auth]) -> Any:
         if user:
             request.auth = user  # type: ignore[attr-defined]  # where django-ninja keeps it
             return user
-    if conf.ALLOW_ANONYMOUS and "HTTP_AUTHORIZATION" not in request.META:
+    if anonymous and "HTTP_AUTHORIZATION" not in request.META:
         return AnonymousUser()
     return None
 
 
-def challenge(request: HttpRequest, methods: Sequence[Auth]) -> str:
-    """The ``WWW-Authenticate`` value of a 401: Bearer, where OAuth metadata lives, and what was wrong."""
+class Challenge(HttpError):
+    """A refusal that says what would work: its status and the ``WWW-Authenticate`` value sent with it
+    (RFC 6750 §3), e.g. a 403 naming the scopes a valid token lacks, from which a client asks for more."""
+
+    def __init__(self, status_code: int, message: str, *, www_authenticate: str) -> None:
+        super().__init__(status_code, message)
+        self.www_authenticate = www_authenticate
+
+
+def bearer_challenge(
+    *,
+    resource_metadata: str | None = None,
+    scopes: Sequence[str] = (),
+    error: str | None = None,
+    description: str | None = None,
+) -> str:
+    """A ``WWW-Authenticate: Bearer`` value: RFC 6750 §3 parameters, RFC 9728 §5.1 ``resource_metadata``."""
     parts = ['Bearer realm="mcp"']
+    if resource_metadata:
+        parts.append(f'resource_metadata="{resource_metadata}"')
+    if scopes:
+        parts.append(f'scope="{" ".join(scopes)}"')
+    if error:
+        parts.append(f'error="{error}"')
+    if description:
+        parts.append(f'error_description="{description}"')
+    return ", ".join(parts)
+
+
+def challenge(request: HttpRequest, methods: Sequence[Auth]) -> str:
+    """The ``WWW-Authenticate`` value of a 401: Bearer, where OAuth metadata lives, the scopes a token
+    needs (MCP authorization: what a client asks for), and what was wrong."""
+    metadata: str | None = None
+    scopes: Sequence[str] = ()
     for method in methods:
         metadata_url = getattr(method, "resource_metadata_url", None)
         if callable(metadata_url):
-            parts.append(f'resource_metadata="{metadata_url(request)}"')
+            metadata = metadata_url(request)
+            required = getattr(method, "required_scopes", None)
+            scopes = required() if callable(required) else ()
             break
-    if "HTTP_AUTHORIZATION" in request.META:
-        parts.append('error="invalid_token"')
-    return ", ".join(parts)
+    error = "invalid_token" if "HTTP_AUTHORIZATION" in request.META else None
+    return bearer_challenge(resource_metadata=metadata, scopes=scopes, error=error)

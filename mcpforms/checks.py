@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import re
 import sys
 from collections.abc import Sequence
@@ -14,6 +16,7 @@ from django.db import DatabaseError
 from django.utils.module_loading import import_string
 
 from mcpforms.conf import DEFAULTS, user_settings
+from mcpforms.protocol.context import DEFAULT_SERVER
 
 
 def _is_positive_int(value: object) -> bool:
@@ -80,18 +83,60 @@ def check_settings(app_configs: Sequence[AppConfig] | None = None, **kwargs: Any
 def check_registered_forms(
     app_configs: Sequence[AppConfig] | None = None, **kwargs: Any
 ) -> list[CheckMessage]:
-    """Every registered form converts to fields (its ``__init__`` included), or the tool could never run."""
-    from mcpforms.protocol.server import default_server
-    from mcpforms.registry import registry_for
+    """Every registered form, on every server, converts to fields (its ``__init__`` included), or the tool
+    could never run."""
+    from mcpforms.registry import registries
 
     return [
         Error(
-            f"The form registered as {name!r} cannot be offered: {error}",
+            f"The form registered as {name!r}{_on(registry.server)} cannot be offered: {error}",
             hint="Register a converter with mcpforms.fields.register_converter, or change the field.",
             id="mcpforms.E101",
         )
-        for name, error in registry_for(default_server).conversion_failures()
+        for registry in registries()
+        for name, error in registry.conversion_failures()
     ]
+
+
+def _on(server: Any) -> str:
+    """Where a message's tool lives, for a server other than the default one."""
+    return "" if server.key == DEFAULT_SERVER else f" on the server {server.key!r}"
+
+
+@register()
+def check_server_keys(app_configs: Sequence[AppConfig] | None = None, **kwargs: Any) -> list[CheckMessage]:
+    """Each server's ``key`` binds what it mints (requestState, URL-mode links, sessions): two servers
+    sharing one would accept each other's, and a numbered default key is stable only by luck."""
+    from mcpforms.protocol.server import servers
+    from mcpforms.registry import registries
+
+    gc.collect()  # a server left only in a reference cycle is gone, not a second server with its key
+    messages: list[CheckMessage] = []
+    seen: set[str] = set()
+    for server in servers():
+        if server.key in seen:
+            messages.append(
+                Error(
+                    f"Two servers share the key {server.key!r}: each would accept what the other mints, "
+                    "and URL-mode links open only the first one's tools.",
+                    hint="Give each Server its own key=, e.g. Server(key='billing').",
+                    id="mcpforms.E020",
+                )
+            )
+        seen.add(server.key)
+    for registry in registries():
+        server = registry.server
+        if not server.key_given and (registry.tools or registry.prompts):
+            messages.append(
+                Warning(
+                    f"A server with tools was built without a key (it is numbered {server.key!r}): its "
+                    "requestStates, URL-mode links and sessions are accepted only while every process builds "
+                    "its servers in the same order.",
+                    hint="Build it with Server(key='…'), a name of its own that never changes.",
+                    id="mcpforms.W004",
+                )
+            )
+    return messages
 
 
 @register()
@@ -146,17 +191,17 @@ def check_page_only_fields_have_a_page(
     from django.urls import NoReverseMatch, reverse
 
     from mcpforms.fields import FormConversionError
-    from mcpforms.protocol.server import default_server
-    from mcpforms.registry import registry_for
+    from mcpforms.registry import registries
 
     needing: list[str] = []
-    for name, tool in registry_for(default_server).tools.items():
-        try:
-            fields = tool.fields_for(None)
-        except (FormConversionError, DatabaseError):
-            continue  # mcpforms.E101 reports forms that do not convert; the database may not exist yet
-        if any(field.page_only for field in fields):
-            needing.append(name)
+    for registry in registries():
+        for name, tool in registry.tools.items():
+            try:
+                fields = tool.fields_for(None)
+            except (FormConversionError, DatabaseError):
+                continue  # mcpforms.E101 reports forms that do not convert; the database may not exist yet
+            if any(field.page_only for field in fields):
+                needing.append(name + _on(registry.server))
     if not needing:
         return []
     configured = user_settings()
@@ -248,22 +293,30 @@ def check_endpoint_settings(
 
 
 def _session_settings(configured: dict[str, Any]) -> list[CheckMessage]:
-    """The 2025 era's settings: a store that imports, and positive numbers."""
+    """The 2025 era's settings: a store that imports and can count, positive numbers, and budgets."""
     messages: list[CheckMessage] = []
     store = configured.get("SESSION_STORE", DEFAULTS["SESSION_STORE"])
-    importable = False
+    store_class: Any = None
     if isinstance(store, str):
-        try:
-            import_string(store)
-            importable = True
-        except ImportError:
-            pass
-    if not importable:
+        with contextlib.suppress(ImportError):
+            store_class = import_string(store)
+    if store_class is None:
         messages.append(
             Error(
                 f"MCPFORMS['SESSION_STORE'] must be the dotted path of a session store class, not {store!r}.",
                 hint="mcpforms.sessions.DatabaseSessions (the default) or mcpforms.sessions.CacheSessions.",
                 id="mcpforms.E009",
+            )
+        )
+    elif missing := [name for name in _COUNTING if not callable(getattr(store_class, name, None))]:
+        messages.append(
+            Error(
+                f"MCPFORMS['SESSION_STORE'] ({store}) has no {' nor '.join(missing)}: the 2025 era's "
+                "budgets (SESSIONS_PER_PRINCIPAL, ANONYMOUS_SESSIONS_PER_ADDRESS, ANONYMOUS_SESSIONS, "
+                "CALLS_PER_SESSION) cannot be kept, and every initialize would fail.",
+                hint="Add them as mcpforms.protocol.sessions.SessionStore describes, or use "
+                "mcpforms.sessions.DatabaseSessions or mcpforms.sessions.CacheSessions.",
+                id="mcpforms.E015",
             )
         )
     for name in ("SESSION_MAX_AGE", "RETRY_MS"):
@@ -274,7 +327,28 @@ def _session_settings(configured: dict[str, Any]) -> list[CheckMessage]:
                     id="mcpforms.E010",
                 )
             )
+    for name in BUDGETS:
+        value = configured.get(name, DEFAULTS[name])
+        if value is not None and not _is_positive_int(value):
+            messages.append(
+                Error(
+                    f"MCPFORMS[{name!r}] must be a positive integer, or None for no limit, not {value!r}.",
+                    hint=f"Remove it to use the default, {DEFAULTS[name]!r}.",
+                    id="mcpforms.E014",
+                )
+            )
     return messages
+
+
+# How many 2025-era sessions and calls a caller may make the server keep (mcpforms.protocol.budgets).
+BUDGETS = (
+    "SESSIONS_PER_PRINCIPAL",
+    "ANONYMOUS_SESSIONS_PER_ADDRESS",
+    "ANONYMOUS_SESSIONS",
+    "CALLS_PER_SESSION",
+)
+# What a store needs besides storing, to keep them.
+_COUNTING = ("count_sessions", "count_calls")
 
 
 # HTML forms: URL-mode elicitation (mcpforms.ui, mcpforms.views) -------------------------------------------
@@ -433,16 +507,64 @@ def check_auth_settings(app_configs: Sequence[AppConfig] | None = None, **kwargs
                 id="mcpforms.E302",
             )
         )
-    scopes = configured.get("OAUTH_SCOPES", [])
-    if not (isinstance(scopes, list | tuple) and all(isinstance(scope, str) and scope for scope in scopes)):
+    scopes = configured.get("OAUTH_SCOPES", DEFAULTS["OAUTH_SCOPES"])
+    scopes_ok = isinstance(scopes, list | tuple) and all(isinstance(scope, str) and scope for scope in scopes)
+    if not scopes_ok:
         messages.append(
             Error(
                 f"MCPFORMS['OAUTH_SCOPES'] must be a list of scope names, not {scopes!r}.", id="mcpforms.E303"
             )
         )
+    origin_wide = configured.get("OAUTH_ACCEPT_ORIGIN_AUDIENCE", DEFAULTS["OAUTH_ACCEPT_ORIGIN_AUDIENCE"])
+    if not isinstance(origin_wide, bool):
+        messages.append(
+            Error(
+                f"MCPFORMS['OAUTH_ACCEPT_ORIGIN_AUDIENCE'] must be True or False, not {origin_wide!r}.",
+                id="mcpforms.E306",
+            )
+        )
     if broken is None and _OAUTH in methods:
         messages += _oauth_wiring()
+        messages += _oauth_audience(configured.get("BASE_URL"))
+        if scopes_ok:
+            messages += _oauth_scopes_on_offer(scopes)
     return messages
+
+
+def _oauth_audience(base: object) -> list[CheckMessage]:
+    """A token's audience is judged against BASE_URL and the endpoint's path, never the Host header."""
+    if isinstance(base, str) and base:
+        return []  # mcpforms.E202 judges its shape
+    return [
+        Error(
+            "mcpforms.oauth.OAuth2Auth is configured without MCPFORMS['BASE_URL']: every OAuth token is "
+            "refused, since nothing says which URL a token must have been issued for (RFC 8707).",
+            hint="Set MCPFORMS['BASE_URL'] to the site's public address, e.g. 'https://forms.example.com'; "
+            "tokens must then be issued for resource=<BASE_URL>/<the endpoint's path>.",
+            id="mcpforms.E305",
+        )
+    ]
+
+
+def _oauth_scopes_on_offer(scopes: Sequence[str]) -> list[CheckMessage]:
+    """Each required scope is one django-oauth-toolkit grants, or no token could ever carry it."""
+    if "oauth2_provider" not in settings.INSTALLED_APPS:
+        return []  # mcpforms.E304 already says so
+    from oauth2_provider.settings import oauth2_settings  # optional: mcpforms[oauth]
+
+    offered = oauth2_settings.SCOPES_BACKEND_CLASS().get_all_scopes()
+    missing = [scope for scope in scopes if scope not in offered]
+    if not missing:
+        return []
+    return [
+        Warning(
+            f"MCPFORMS['OAUTH_SCOPES'] requires {', '.join(map(repr, missing))}, which django-oauth-toolkit "
+            "does not offer: its tokens can never carry it, so every one is refused with a 403.",
+            hint="Add it to OAUTH2_PROVIDER['SCOPES'] (and DEFAULT_SCOPES), e.g. "
+            "{'mcp': 'Use the forms of this site'}, or change MCPFORMS['OAUTH_SCOPES'].",
+            id="mcpforms.W302",
+        )
+    ]
 
 
 def _unimportable(methods: object) -> str | None:

@@ -43,14 +43,33 @@ DEFAULTS: dict[str, Any] = {
     # Seconds a 2025-era session lives; a client told 404 afterwards opens a new one, as the spec says.
     "SESSION_MAX_AGE": 86400,
     "RETRY_MS": 1000,
+    # How many 2025-era sessions and pending calls the server keeps for a caller (mcpforms.protocol.budgets);
+    # None turns one off. A session lives SESSION_MAX_AGE, and many clients never DELETE theirs, so a user's
+    # budget leaves room for several clients reconnecting many times a day, while bounding what one leaked
+    # token can make the server keep.
+    "SESSIONS_PER_PRINCIPAL": 100,
+    # Anonymous callers, per client address (REMOTE_ADDR; an IPv6 /64): an office behind one NAT address
+    # fits. Behind a reverse proxy every client has the proxy's address: have the server set REMOTE_ADDR
+    # from the proxy's header (X-Forwarded-For is never trusted here), or set this to None.
+    "ANONYMOUS_SESSIONS_PER_ADDRESS": 50,
+    # And all anonymous callers together: a session now keeps a few hundred bytes, so this is a few MB,
+    # while many addresses cannot fill the store (nor, with CacheSessions, evict users' sessions).
+    "ANONYMOUS_SESSIONS": 5000,
+    # Calls of one session that asked the user something, kept STATE_MAX_AGE: a person answers one form at
+    # a time, and fifty in an hour is far beyond anyone's pace.
+    "CALLS_PER_SESSION": 50,
     # Who may call the endpoint (mcpforms.auth): django-ninja auth classes by dotted path, tried in order,
     # each returning the calling user or None.
     "AUTHENTICATION": ["mcpforms.auth.AccessTokenAuth", "mcpforms.auth.SessionAuth"],
     # Callers no authentication recognised: False refuses them (401), True lets them use every tool their
     # (anonymous) permissions allow, and a list of tool names lets them see and use only those.
     "ALLOW_ANONYMOUS": False,
-    # OAuth access tokens (mcpforms.oauth.OAuth2Auth): the scopes every token must carry.
-    "OAUTH_SCOPES": [],
+    # OAuth access tokens (mcpforms.oauth.OAuth2Auth): the scopes every token must carry (one base scope, so
+    # a token granted for something else on the site is not one for the forms; [] requires none), and
+    # whether a token for the whole origin (RFC 8707 resource "https://site.example") counts as one for the
+    # endpoint ("https://site.example/mcp"): by default only a token for the endpoint itself does.
+    "OAUTH_SCOPES": ["mcp"],
+    "OAUTH_ACCEPT_ORIGIN_AUDIENCE": False,
     # Limits on what a client may send (and make the server carry), each refused with a clear answer.
     # A request body: far above any MCP message, far below what would let one request exhaust memory.
     "MAX_BODY_BYTES": 1024 * 1024,
@@ -175,6 +194,26 @@ class Conf:
         return value
 
     @property
+    def SESSIONS_PER_PRINCIPAL(self) -> int | None:
+        value: int | None = self._get("SESSIONS_PER_PRINCIPAL")
+        return value
+
+    @property
+    def ANONYMOUS_SESSIONS_PER_ADDRESS(self) -> int | None:
+        value: int | None = self._get("ANONYMOUS_SESSIONS_PER_ADDRESS")
+        return value
+
+    @property
+    def ANONYMOUS_SESSIONS(self) -> int | None:
+        value: int | None = self._get("ANONYMOUS_SESSIONS")
+        return value
+
+    @property
+    def CALLS_PER_SESSION(self) -> int | None:
+        value: int | None = self._get("CALLS_PER_SESSION")
+        return value
+
+    @property
     def AUTHENTICATION(self) -> list[str]:
         value: list[str] = self._get("AUTHENTICATION")
         return value
@@ -187,6 +226,11 @@ class Conf:
     @property
     def OAUTH_SCOPES(self) -> list[str]:
         value: list[str] = self._get("OAUTH_SCOPES")
+        return value
+
+    @property
+    def OAUTH_ACCEPT_ORIGIN_AUDIENCE(self) -> bool:
+        value: bool = self._get("OAUTH_ACCEPT_ORIGIN_AUDIENCE")
         return value
 
     @property

@@ -1,29 +1,95 @@
 """The MCP endpoint as an OAuth 2.1 resource server on django-oauth-toolkit: ``pip install mcpforms[oauth]``.
 
-Add ``"mcpforms.oauth.OAuth2Auth"`` to ``MCPFORMS['AUTHENTICATION']`` and mount ``mcpforms.oauth.urls`` at
-the site's root, next to django-oauth-toolkit's own urls. Then a client without a token gets a 401 whose
-``WWW-Authenticate`` points at the RFC 9728 protected-resource metadata, which names the authorization
-server; it obtains a token bound to the endpoint (RFC 8707 ``resource``) and calls with it.
+Add ``"mcpforms.oauth.OAuth2Auth"`` to ``MCPFORMS['AUTHENTICATION']``, set ``MCPFORMS['BASE_URL']`` and mount
+``mcpforms.oauth.urls`` at the site's root, next to django-oauth-toolkit's own urls. Then a client without a
+token gets a 401 whose ``WWW-Authenticate`` points at the RFC 9728 protected-resource metadata, which names
+the authorization server and the scopes; it obtains a token bound to the endpoint (RFC 8707 ``resource``)
+and calls with it.
 
-A token counts only when it was issued for this endpoint: django-oauth-toolkit checks the audience of a
-token bound to a resource, and lets a token bound to none through anywhere; an MCP server must refuse
-those (tokens meant for another service must not be replayed here), so this does.
+A token counts only when it was issued for this endpoint: its audience must be the endpoint's URL, built
+from ``BASE_URL`` and the endpoint's path. Never from the request's ``Host``: a client names any Host it
+likes, so a token minted for ``https://evil.example/mcp`` would otherwise pass on a request that says
+``Host: evil.example``. django-oauth-toolkit lets a token bound to no resource through anywhere, and a
+token bound to the origin through on every path below it; an MCP server must refuse both (tokens meant
+for another service must not be replayed here), so this does, unless ``OAUTH_ACCEPT_ORIGIN_AUDIENCE``
+accepts the origin. A valid token without the ``OAUTH_SCOPES`` gets a 403 naming them (RFC 6750 §3.1),
+from which a client can ask for more (step-up).
 """
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Sequence
 from typing import Any
+from urllib.parse import urlsplit
 
-from django.http import HttpRequest
+from django.http import Http404, HttpRequest, HttpResponse
 from django.urls import path, reverse
 from ninja.security import HttpBearer
 from oauth2_provider.oauth2_backends import get_oauthlib_core
 from oauth2_provider.views import OAuthProtectedResourceMetadataView
 
+from mcpforms.auth import Challenge, bearer_challenge
 from mcpforms.conf import conf
 from mcpforms.models import ACCESS_TOKEN_PREFIX
 
+logger = logging.getLogger(__name__)
+
 METADATA_URL_NAME = "mcpforms-oauth-protected-resource"
+DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def endpoint_resource(request: HttpRequest) -> str | None:
+    """The resource identifier of the endpoint ``request`` reached: ``BASE_URL`` then the endpoint's path,
+    without a trailing slash (RFC 8707 §2, the MCP spec's canonical server URI); None without ``BASE_URL``."""
+    base = conf.BASE_URL
+    if not isinstance(base, str) or not base:
+        return None
+    return base.rstrip("/") + request.path.rstrip("/")
+
+
+def origin_of(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}"
+
+
+def _canonical(uri: object) -> tuple[str, str, int | None, str] | None:
+    """A resource URI as compared: scheme and host in lower case, the default port spelled out, no trailing
+    slash; None for what is no plain absolute URL (userinfo, query or fragment could disguise another one)."""
+    if not isinstance(uri, str):
+        return None
+    parts = urlsplit(uri)
+    try:
+        port = parts.port
+    except ValueError:
+        return None
+    if not parts.scheme or not parts.hostname or parts.username is not None or parts.query or "#" in uri:
+        return None
+    scheme = parts.scheme.lower()
+    return scheme, parts.hostname.lower(), port or DEFAULT_PORTS.get(scheme), parts.path.rstrip("/")
+
+
+def issued_for(audiences: Sequence[object], resource: str) -> bool:
+    """Whether a token bound to ``audiences`` was issued for ``resource``: exactly, or for its origin where
+    ``OAUTH_ACCEPT_ORIGIN_AUDIENCE`` allows; never by prefix, and never a token bound to nothing."""
+    accepted = {_canonical(resource)}
+    if conf.OAUTH_ACCEPT_ORIGIN_AUDIENCE:
+        accepted.add(_canonical(origin_of(resource)))
+    accepted.discard(None)
+    return any(_canonical(audience) in accepted for audience in audiences)
+
+
+def _verified_token(request: HttpRequest, token: str, resource: str) -> Any:
+    """django-oauth-toolkit's access token for ``token`` when it is known, unexpired and usable, or None.
+
+    Verified as a request to ``resource``, not to the URL the request claims (its Host), so that the
+    toolkit's own audience check judges the same URL this module does. Scopes are judged afterwards: a
+    token lacking them is answered differently (403) from one that is no good (401).
+    """
+    server = get_oauthlib_core().server
+    headers = {"Authorization": f"Bearer {token}"}
+    valid, oauth_request = server.verify_request(resource, request.method, None, headers, scopes=[])
+    return oauth_request.access_token if valid else None
 
 
 class OAuth2Auth(HttpBearer):
@@ -32,34 +98,90 @@ class OAuth2Auth(HttpBearer):
     def authenticate(self, request: HttpRequest, token: str) -> Any:
         if token.startswith(ACCESS_TOKEN_PREFIX):
             return None  # a personal access token: mcpforms.auth.AccessTokenAuth's to judge
-        valid, oauth_request = get_oauthlib_core().verify_request(request, scopes=list(conf.OAUTH_SCOPES))
-        if not valid:
+        resource = endpoint_resource(request)
+        if resource is None:
+            logger.warning(
+                "Refused an OAuth access token: MCPFORMS['BASE_URL'] is not set, so there is no URL to "
+                "judge its audience by (manage.py check reports mcpforms.E305)"
+            )
             return None
-        access_token = oauth_request.access_token
-        if not access_token.resource:
-            return None  # bound to no resource: issued for anything, so not for us
+        access_token = _verified_token(request, token, resource)
+        if access_token is None or not issued_for(access_token.resource or [], resource):
+            return None
         user = access_token.user
         # A client-credentials token acts for no person: a form tool always acts for one.
-        return user if user is not None and user.is_active else None
+        if user is None or not user.is_active:
+            return None
+        required = self.required_scopes()
+        if not access_token.allow_scopes(required):
+            raise self._insufficient_scope(request, required)
+        return user
+
+    def required_scopes(self) -> list[str]:
+        """The scopes every token must carry, as the challenges and the metadata name them."""
+        return list(conf.OAUTH_SCOPES)
 
     def resource_metadata_url(self, request: HttpRequest) -> str:
         """Where this endpoint's protected-resource metadata lives (RFC 9728 §3.1: the well-known prefix,
-        then the endpoint's own path)."""
-        return request.build_absolute_uri(reverse(METADATA_URL_NAME, args=[request.path.strip("/")]))
+        then the endpoint's own path), on the site ``BASE_URL`` names when it is set."""
+        location = reverse(METADATA_URL_NAME, args=[request.path.strip("/")])
+        base = conf.BASE_URL
+        if isinstance(base, str) and base:
+            return base.rstrip("/") + location  # where the site serves it, as URL-mode links are built
+        return request.build_absolute_uri(location)
+
+    def _insufficient_scope(self, request: HttpRequest, required: list[str]) -> Challenge:
+        # The 2026-07-28 spec: the challenge names every scope the operation needs, in one go.
+        needed = " ".join(required)
+        return Challenge(
+            403,
+            f"Forbidden: the access token lacks the scope {needed}; ask the authorization server for it",
+            www_authenticate=bearer_challenge(
+                resource_metadata=self.resource_metadata_url(request),
+                scopes=required,
+                error="insufficient_scope",
+                description=f"The access token lacks the scope {needed}",
+            ),
+        )
+
+
+class ProtectedResourceMetadataView(OAuthProtectedResourceMetadataView):  # type: ignore[misc]
+    """The RFC 9728 document: its ``resource`` built from ``BASE_URL`` as the audience check builds it,
+    and the scopes a token must carry as ``scopes_supported`` (what a client asks for when the challenge
+    names none; not every scope the authorization server knows)."""
+
+    def get(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        if self.get_resource(request) is None:
+            raise Http404("No protected resource is described here.")
+        response: HttpResponse = super().get(request, *args, **kwargs)
+        return response
+
+    def get_resource(self, request: HttpRequest) -> str | None:
+        base = conf.BASE_URL
+        if not isinstance(base, str) or not base:
+            return None  # mcpforms.E305: tokens are refused, and no URL says what they would be for
+        resource_path: str | None = self.kwargs.get("resource_path")
+        if resource_path is None:
+            # The origin's document describes the origin as the resource (RFC 9728 §3.3): a client that
+            # read it would ask for a token this endpoint refuses, unless the setting accepts those.
+            return origin_of(base) if conf.OAUTH_ACCEPT_ORIGIN_AUDIENCE else None
+        return base.rstrip("/") + "/" + resource_path.strip("/")
+
+    def get_scopes_supported(self) -> list[str]:
+        return list(conf.OAUTH_SCOPES)
 
 
 urls = [
     # The endpoint's own document, which the 401 points at: its resource is the endpoint's URL.
     path(
         ".well-known/oauth-protected-resource/<path:resource_path>",
-        OAuthProtectedResourceMetadataView.as_view(),
+        ProtectedResourceMetadataView.as_view(),
         name=METADATA_URL_NAME,
     ),
-    # The origin's document, for clients that look there first: its resource is the origin, which
-    # django-oauth-toolkit's prefix rule lets cover every endpoint below it.
+    # The origin's document, for clients that look there first: only with OAUTH_ACCEPT_ORIGIN_AUDIENCE.
     path(
         ".well-known/oauth-protected-resource",
-        OAuthProtectedResourceMetadataView.as_view(),
+        ProtectedResourceMetadataView.as_view(),
         name=f"{METADATA_URL_NAME}-root",
     ),
 ]

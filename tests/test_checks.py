@@ -202,3 +202,86 @@ def test_manage_py_check_fails_on_a_nonsense_limit(tmp_path):
     )
     assert result.returncode == 1
     assert "mcpforms.E012" in result.stderr
+
+
+# The 2025 era's budgets -------------------------------------------------------------------------------------
+
+BUDGETS = [
+    "SESSIONS_PER_PRINCIPAL",
+    "ANONYMOUS_SESSIONS_PER_ADDRESS",
+    "ANONYMOUS_SESSIONS",
+    "CALLS_PER_SESSION",
+]
+
+
+def endpoint_ids(**configured):
+    from mcpforms.checks import check_endpoint_settings
+
+    with override_settings(MCPFORMS=configured):
+        return [i for i in ids(check_endpoint_settings()) if i != "mcpforms.W003"]
+
+
+@pytest.mark.parametrize("name", BUDGETS)
+def test_budgets_are_positive_integers_or_none(name):
+    assert endpoint_ids(**{name: 1}) == []
+    assert endpoint_ids(**{name: None}) == []
+
+
+@pytest.mark.parametrize("value", [0, -5, "20", 1.5, True])
+@pytest.mark.parametrize("name", BUDGETS)
+def test_e014_a_budget_that_is_no_count(name, value):
+    assert endpoint_ids(**{name: value}) == ["mcpforms.E014"]
+
+
+class CountlessStore:
+    """A session store written before stores counted what they hold."""
+
+
+def test_e015_a_session_store_that_cannot_count_cannot_keep_the_budgets():
+    assert endpoint_ids(SESSION_STORE="tests.test_checks.CountlessStore") == ["mcpforms.E015"]
+    assert endpoint_ids(SESSION_STORE="mcpforms.sessions.CacheSessions") == []
+    assert endpoint_ids(SESSION_STORE="mcpforms.protocol.sessions.MemorySessions") == []
+
+
+# OAuth (mcpforms.oauth): what a resource server needs to judge a token ----------------------------------
+
+OAUTH = ["mcpforms.auth.AccessTokenAuth", "mcpforms.oauth.OAuth2Auth"]
+OFFERS_MCP = {"SCOPES": {"mcp": "Use the forms", "read": "Reading scope"}}
+
+
+def oauth_ids(**configured):
+    from mcpforms.checks import check_auth_settings
+
+    with override_settings(MCPFORMS={"AUTHENTICATION": OAUTH, **configured}, OAUTH2_PROVIDER=OFFERS_MCP):
+        return ids(check_auth_settings())
+
+
+def test_oauth_with_a_base_url_and_the_scope_on_offer_passes():
+    assert oauth_ids(BASE_URL="https://forms.example.com") == []
+    assert oauth_ids(BASE_URL="https://forms.example.com", OAUTH_ACCEPT_ORIGIN_AUDIENCE=True) == []
+
+
+def test_e305_oauth_without_a_base_url():
+    # Tokens are then refused: no URL says what their audience must be.
+    assert oauth_ids() == ["mcpforms.E305"]
+    assert oauth_ids(BASE_URL=None) == ["mcpforms.E305"]
+
+
+@pytest.mark.parametrize("value", ["yes", 1, None])
+def test_e306_accept_origin_audience_is_a_bool(value):
+    assert oauth_ids(BASE_URL="https://forms.example.com", OAUTH_ACCEPT_ORIGIN_AUDIENCE=value) == [
+        "mcpforms.E306"
+    ]
+
+
+def test_w302_a_required_scope_the_authorization_server_does_not_offer():
+    # django-oauth-toolkit's default scopes are read and write: a token could never carry "mcp".
+    from mcpforms.checks import check_auth_settings
+
+    configured = {"AUTHENTICATION": OAUTH, "BASE_URL": "https://forms.example.com"}
+    with override_settings(MCPFORMS=configured, OAUTH2_PROVIDER={}):
+        (warning,) = check_auth_settings()
+    assert warning.id == "mcpforms.W302"
+    assert "'mcp'" in warning.msg and "OAUTH2_PROVIDER" in (warning.hint or "")
+    assert oauth_ids(BASE_URL="https://forms.example.com", OAUTH_SCOPES=["read"]) == []
+    assert oauth_ids(BASE_URL="https://forms.example.com", OAUTH_SCOPES=["mcp", "admin"]) == ["mcpforms.W302"]
