@@ -42,7 +42,13 @@ def bare_recorded(request: HttpRequest) -> HttpResponse:
     reply = signup_reply(request)
     if "errors" not in reply:
         flow = RequestState(
-            tool="bare", principal=ANONYMOUS, issued_at=0, flow=uuid.uuid4().hex, answers={}, pending=()
+            tool="bare",
+            principal=ANONYMOUS,
+            issued_at=0,
+            server="bare",
+            flow=uuid.uuid4().hex,
+            answers={},
+            pending=(),
         )
         with transaction.atomic():
             digest = CompletedFlow.record(flow)

@@ -42,7 +42,9 @@ class CompletedFlow(models.Model):
 
     @staticmethod
     def digest_of(state: RequestState) -> str:
-        return hashlib.sha256(json.dumps([state.tool, state.principal, state.flow]).encode()).hexdigest()
+        # The server is part of the flow's identity: another server's same-named tool is another flow.
+        identity = [state.server, state.tool, state.principal, state.flow]
+        return hashlib.sha256(json.dumps(identity).encode()).hexdigest()
 
     @classmethod
     def outcome_of(cls, state: RequestState) -> dict[str, Any] | None:
@@ -242,6 +244,8 @@ class UrlElicitation(models.Model):
     """
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    # The key of the server whose tool asked: the page opens that server's tool, and no other's.
+    server = models.CharField(max_length=64, default="default")
     tool = models.CharField(max_length=64)
     principal = models.CharField(max_length=255)
     arguments = models.JSONField(default=dict, blank=True)
@@ -261,18 +265,29 @@ class UrlElicitation(models.Model):
 
 
 class LegacySession(models.Model):
-    """A 2025-era session (``Mcp-Session-Id``): what ``initialize`` negotiated, and whose it is."""
+    """A 2025-era session (``Mcp-Session-Id``): what ``initialize`` negotiated, whose it is, and on which
+    server. ``capabilities`` and ``client_info`` keep only what the server reads (a few hundred bytes);
+    ``address`` is the budget scope of an anonymous caller's address (an IPv4 address or an IPv6 /64),
+    kept as long as the session, and blank for a user's."""
 
     id = models.CharField(primary_key=True, max_length=64)
+    # The key of the server that opened it (Offering.key): no other server knows the session.
+    server = models.CharField(max_length=64)
     version = models.CharField(max_length=20)
     capabilities = models.JSONField(default=dict, blank=True)
     client_info = models.JSONField(null=True, blank=True)
     principal = models.CharField(max_length=255)
+    address = models.CharField(max_length=64, blank=True)
     log_level = models.CharField(max_length=20, blank=True)
     created = models.DateTimeField(default=timezone.now, db_index=True)
 
     class Meta:
         verbose_name = "2025-era session"
+        # The budgets count a principal's live sessions, and anonymous ones by address, on every initialize.
+        indexes = [
+            models.Index(fields=["principal", "created"], name="mcpforms_session_principal"),
+            models.Index(fields=["address", "created"], name="mcpforms_session_address"),
+        ]
 
     def __str__(self) -> str:
         return self.id
@@ -297,6 +312,8 @@ class LegacyCall(models.Model):
 
     class Meta:
         verbose_name = "2025-era pending call"
+        # The budget counts a session's calls on every call that asks the user something.
+        indexes = [models.Index(fields=["session", "created"], name="mcpforms_call_session")]
 
     def __str__(self) -> str:
         return self.id
@@ -389,6 +406,9 @@ class AccessToken(models.Model):
     class Meta:
         verbose_name = "access token"
         ordering = ["-created_at"]
+        # Issuing a token for another user is acting as them (superusers included): its own permission, so
+        # that adding tokens, which anyone may do for themselves, is never that (see SECURITY.md).
+        permissions = [("issue_token_for_others", "Can issue and manage access tokens of other users")]
 
     def __str__(self) -> str:
         return f"{self.name} ({self.prefix}…)"

@@ -15,7 +15,15 @@ from mcpforms.flow import Asking, FormFlow, NeedsPage, Ready, Refused, Showing, 
 from mcpforms.protocol.context import RequestContext
 from mcpforms.protocol.errors import invalid_params
 from mcpforms.protocol.primitives import Prompt, PromptArgument
-from mcpforms.tools import RegistrationError, check_convertible, check_name, default_name, describe_form
+from mcpforms.tools import (
+    RegistrationError,
+    anonymous_shut_out,
+    check_convertible,
+    check_name,
+    default_name,
+    describe_form,
+    holds,
+)
 
 
 @dataclass(frozen=True)
@@ -28,6 +36,13 @@ class FormPrompt:
     title: str
     description: str
     message: str
+    #: The permission a caller needs, as ``app_label.codename``; None for none.
+    permission: str | None = None
+
+    def may_use(self, request: RequestContext) -> bool:
+        """Whether this request may list, get and complete the prompt: as a tool's ``may_use``, an
+        anonymous caller only where its server opens the prompt, then the permission."""
+        return not anonymous_shut_out(request, self.name) and holds(request, self.permission)
 
     @cached_property
     def prompt(self) -> Prompt:
@@ -42,6 +57,7 @@ class FormPrompt:
             description=self.description,
             handler=self.get,
             arguments=arguments,
+            visible=self.may_use,
         )
 
     def get(self, ctx: RequestContext, arguments: dict[str, str]) -> dict[str, Any]:
@@ -77,6 +93,7 @@ def form_prompt(
     title: str | None = None,
     description: str | None = None,
     message: str | None = None,
+    permission: str | None = None,
 ) -> FormPrompt:
     """Build (and check) the prompt for ``form_class`` whose messages are ``template`` filled with its data.
 
@@ -98,5 +115,6 @@ def form_prompt(
         title=prompt_title,
         description=describe_form(form_class, description or "", prompt_title),
         message=message or f"Please fill in: {prompt_title}",
+        permission=permission,
     )
     return form_prompt

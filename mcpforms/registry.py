@@ -26,7 +26,7 @@ from mcpforms.protocol.catalog import Catalog, Deferred
 from mcpforms.protocol.context import RequestContext
 from mcpforms.protocol.errors import invalid_params
 from mcpforms.protocol.primitives import Prompt, ResourceTemplate, Tool
-from mcpforms.protocol.server import Server, default_server
+from mcpforms.protocol.server import Server, default_server, servers
 from mcpforms.tools import FormHandler, FormTool, RegistrationError, tool_class
 
 H = TypeVar("H", bound=FormHandler)
@@ -37,12 +37,15 @@ class Registry:
     """The form tools and prompts of one server."""
 
     def __init__(self, server: Server) -> None:
-        self.server = server
+        # Weakly: the module's registries are keyed weakly by their server, and a registry that held its
+        # server would keep it (and every tool of it) alive for as long as the process runs.
+        self._server = weakref.ref(server)
         self._tools: dict[str, FormTool] = {}
         self._prompts: dict[str, FormPrompt] = {}
         self._generation = 0
         # Code-registered tools first, then each source's: a name taken in code wins (the README says so).
         self._sources: list[Catalog[FormTool]] = []
+        self._source_functions: list[FormTools] = []
         server.add_tool_source(self._protocol_tools, version=self._version)
         server.add_prompt_source(self._protocol_prompts, version=self._version)
         # Spec §11.1/§11.3: advertise MCP Apps, and serve each form tool's UI, whether the tool was
@@ -59,6 +62,12 @@ class Registry:
                 meta=ui.RESOURCE_META,
             )
         )
+
+    @property
+    def server(self) -> Server:
+        server = self._server()
+        assert server is not None, "a registry outlived its server"
+        return server
 
     def _version(self) -> int:
         return self._generation
@@ -84,6 +93,7 @@ class Registry:
         tools: Catalog[FormTool] = Catalog(lambda tool: tool.name, kind="tool")
         tools.add_source(source, version=version)
         self._sources.append(tools)
+        self._source_functions.append(source)
 
         def protocol_tools() -> list[Deferred[Tool]]:
             fresh = [form_tool for form_tool in tools.all() if form_tool.name not in self._tools]
@@ -105,6 +115,10 @@ class Registry:
     def tools(self) -> Mapping[str, FormTool]:
         """The code-registered form tools, by name."""
         return self._tools
+
+    def serves(self, source: FormTools) -> bool:
+        """Whether ``source`` was added to this registry (``add_source``)."""
+        return source in self._source_functions
 
     def add_tool(self, form_tool: FormTool, *, replace: bool = False) -> None:
         if not replace and form_tool.name in self._tools:
@@ -198,6 +212,11 @@ def registry_for(server: Server) -> Registry:
     return _registries[server]
 
 
+def registries() -> list[Registry]:
+    """The registry of every server that has one, in the order the servers were built."""
+    return [_registries[server] for server in servers() if server in _registries]
+
+
 class ToolOptions(TypedDict, total=False):
     """The options of ``register`` with a form class: ``FormTool``'s class attributes, and the callables
     that stand for its methods."""
@@ -260,7 +279,8 @@ def register_prompt(
     """Expose ``form_class`` as an MCP prompt whose messages are ``template`` filled with the form's data.
 
     ``template`` is a ``str.format`` string over the field names, or a function of the cleaned data; the
-    options (name, title, description, message) are ``form_prompt``'s.
+    options (name, title, description, message, permission) are ``form_prompt``'s. Callers see the
+    prompt as they see a tool: an anonymous one only where the server opens it, then the permission.
     """
     built = form_prompt(form_class, template=template, **options)
     registry_for(server or default_server).add_prompt(built)

@@ -29,7 +29,6 @@ from django.core.exceptions import ImproperlyConfigured
 from django.db import models
 from django.utils.text import camel_case_to_spaces
 
-from mcpforms.conf import conf
 from mcpforms.fields import (
     AutoFormField,
     _converter_for,
@@ -42,11 +41,21 @@ from mcpforms.fields import (
 from mcpforms.flow import ASK_MODES, PATHS, Ask, Path
 from mcpforms.protocol.context import RequestContext
 from mcpforms.protocol.primitives import NAME_PATTERN, NAME_RULE
+from mcpforms.protocol.server import anonymous_may_use
 from mcpforms.protocol.state import ANONYMOUS
 from mcpforms.schema import OTHER_PATH_TYPES, property_schema
 
 NAME = re.compile(NAME_PATTERN)
 ASKS_LATER = "Missing details are asked from the user."
+# What the description promises the model about asking the user: each sentence must hold for every call
+# of a tool with that policy, since the model plans its arguments (and what it tells the user) from it.
+ASK_PROMISES: Mapping[Ask, str] = {
+    "missing": ASKS_LATER,
+    "always": "The user reviews and confirms the details before every call runs.",
+    "never": "Pass every required argument: the user is never asked for anything.",
+}
+# path="url" sends every call to the URL-mode page, whatever ``ask`` says.
+ON_THE_PAGE = "The user fills in the form on a web page before every call runs; arguments prefill it."
 
 # What register() decorates: handler(request, the valid bound form) -> result. Not a protocol handler
 # (ToolHandler takes the arguments): it runs once, on a valid form, as FormTool.handle.
@@ -90,6 +99,23 @@ def describe_form(form_class: type[forms.BaseForm], description: str, title: str
     # A class's own docstring only: __doc__ is not inherited, so Form's docstring never leaks in.
     text = description or (inspect.cleandoc(form_class.__doc__) if form_class.__doc__ else "")
     return text or f"Fill in the {title} form."
+
+
+def ask_promise(ask: Ask, path: Path) -> str:
+    """The sentence a tool's description ends with: what happens when the model calls it."""
+    return ON_THE_PAGE if path == "url" else ASK_PROMISES[ask]
+
+
+def anonymous_shut_out(request: RequestContext, name: str) -> bool:
+    """Whether ``request`` comes from a caller nobody authenticated, to whom its server does not open the
+    tool or prompt ``name`` (``Offering.anonymous_policy``)."""
+    return request.principal == ANONYMOUS and not anonymous_may_use(request.server, name)
+
+
+def holds(request: RequestContext, permission: str | None) -> bool:
+    """Whether the user of ``request`` has ``permission`` (``app_label.codename``); None needs none."""
+    user = request.user
+    return not permission or (user is not None and user.has_perm(permission))
 
 
 def is_model_form(form_class: type[forms.BaseForm]) -> bool:
@@ -139,7 +165,8 @@ class FormTool:
         self.name = self.name or default_name(form_class)
         check_name(self.name, kind="Tool")
         self.title = self.title or self.name.replace("_", " ").capitalize()
-        self.description = f"{describe_form(form_class, self.description, self.title)} {ASKS_LATER}"
+        described = describe_form(form_class, self.description, self.title)
+        self.description = f"{described} {ask_promise(self.ask, self.path)}"
         self.message = self.message or f"Please fill in: {self.title}"
 
     def __repr__(self) -> str:
@@ -157,17 +184,13 @@ class FormTool:
 
     def may_use(self, request: RequestContext) -> bool:
         """Whether this request may see and use the tool, its submit tool and its ``ui://`` form: an
-        anonymous caller only where ``ALLOW_ANONYMOUS`` names the tool, then ``has_permission``."""
-        allowed = conf.ALLOW_ANONYMOUS
-        if isinstance(allowed, list | tuple) and request.principal == ANONYMOUS and self.name not in allowed:
-            return False
-        return self.has_permission(request)
+        anonymous caller only where its server lets anonymous callers use the tool
+        (``Offering.anonymous_policy``), then ``has_permission``."""
+        return not anonymous_shut_out(request, self.name) and self.has_permission(request)
 
     def has_permission(self, request: RequestContext) -> bool:
         """Whether this request may use the tool; by default, whether its user has ``permission``."""
-        permission = self.required_permission()
-        user = request.user
-        return not permission or (user is not None and user.has_perm(permission))
+        return holds(request, self.required_permission())
 
     def get_queryset(self, request: RequestContext) -> models.QuerySet[Any]:
         """The objects an update may change (``update=True``); by default all of the model's."""

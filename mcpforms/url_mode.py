@@ -35,20 +35,21 @@ PAGE_SALT = "mcpforms.pages.link"
 PENDING_PREFIX = "url:"
 
 
-def _binding(tool: str, principal: str) -> str:
-    return hashlib.sha256(f"{tool}\n{principal}".encode()).hexdigest()[:32]
+def _binding(server: str, tool: str, principal: str) -> str:
+    return hashlib.sha256(f"{server}\n{tool}\n{principal}".encode()).hexdigest()[:32]
 
 
 @dataclass(frozen=True)
 class PageClaim:
-    """What a verified page token names: the elicitation row, and a digest of the tool and principal."""
+    """What a verified page token names: the elicitation row, and a digest of the server, the tool and the
+    principal."""
 
     elicitation: str
     binding: str
 
-    def binds(self, *, tool: str, principal: str) -> bool:
-        """Tell whether the token was minted for this tool and this principal."""
-        return self.binding == _binding(tool, principal)
+    def binds(self, *, server: str, tool: str, principal: str) -> bool:
+        """Tell whether the token was minted for this server's tool and this principal."""
+        return self.binding == _binding(server, tool, principal)
 
 
 class InvalidPageToken(InvalidToken):
@@ -57,13 +58,14 @@ class InvalidPageToken(InvalidToken):
     message = "Invalid or expired link"
 
 
-def dump_page_token(*, elicitation: str, tool: str, principal: str) -> str:
-    """Sign the link to one URL-mode page, bound to the principal and the tool.
+def dump_page_token(*, elicitation: str, server: str, tool: str, principal: str) -> str:
+    """Sign the link to one URL-mode page, bound to the principal and the server's tool.
 
     Signed data is readable, and a URL must not carry anything about the user (spec §7.3): the token holds
     the row's random id and a digest of what it is bound to, never the principal itself.
     """
-    return sign({"e": elicitation, "b": _binding(tool, principal)}, salt=PAGE_SALT, compress=False)
+    binding = _binding(server, tool, principal)
+    return sign({"e": elicitation, "b": binding}, salt=PAGE_SALT, compress=False)
 
 
 def load_page_token(token: str) -> PageClaim:
@@ -139,12 +141,15 @@ def ask_page(
         given = ctx.arguments if isinstance(ctx.arguments, dict) else {}
         arguments = {name: value for name, value in given.items() if name in known}
         elicitation = UrlElicitation.objects.create(
+            server=ctx.server,
             tool=tool.name,
             principal=ctx.principal,
             arguments=to_json({name: value for name, value in arguments.items() if name not in secret}),
             values=to_json({name: value for name, value in values.items() if name not in secret}),
         )
-    token = dump_page_token(elicitation=str(elicitation.pk), tool=tool.name, principal=ctx.principal)
+    token = dump_page_token(
+        elicitation=str(elicitation.pk), server=ctx.server, tool=tool.name, principal=ctx.principal
+    )
     try:
         url = base.rstrip("/") + reverse("mcpforms_ui:page", args=[token])
     except NoReverseMatch:
@@ -181,7 +186,7 @@ def resume_page(ctx: RequestContext, elicitation_id: str, *, tool: FormTool) -> 
         return error_result(f"The user {verb} the {tool.title} form; nothing was submitted.")
     try:
         row = UrlElicitation.objects.filter(
-            pk=elicitation_id, tool=tool.name, principal=ctx.principal
+            pk=elicitation_id, server=ctx.server, tool=tool.name, principal=ctx.principal
         ).first()
     except ValidationError:  # not a UUID: only a requestState signed by an older scheme could say so
         row = None

@@ -1,27 +1,32 @@
 """The URL-mode page: the form of a tool as an ordinary web form, reached through a signed link (spec §7.3).
 
-The link is single-use, expires after ``URL_MODE_MAX_AGE``, and is bound to the principal and the tool of
-the MCP call that asked for it: a signed-in principal must be the one who opens it (the spec's phishing
-defence). Submitting runs the form's own validation and the tool's handler once; the tool's retry then
-returns the stored outcome. Every failure is a friendly page, never a traceback.
+The link is single-use, expires after ``URL_MODE_MAX_AGE``, and is bound to the principal, the server and
+the tool of the MCP call that asked for it: a signed-in principal must be the one who opens it (the spec's
+phishing defence). Submitting runs the form's own validation and the tool's handler once; the tool's
+retry then returns the stored outcome. Every failure is a friendly page, never a traceback.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
+from functools import wraps
+from typing import Any
 
+from django.conf import settings
 from django.contrib.auth.models import AnonymousUser
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
 from django.views.decorators.cache import never_cache
+from django.views.decorators.clickjacking import xframe_options_deny
 from django.views.decorators.http import require_http_methods
 
 from mcpforms import serving, ui, url_mode
 from mcpforms.models import UrlElicitation
 from mcpforms.protocol.context import RequestContext
-from mcpforms.protocol.server import default_server
+from mcpforms.protocol.server import server_for
 from mcpforms.protocol.state import ANONYMOUS, principal_for
 from mcpforms.registry import registry_for
 from mcpforms.tools import FormTool
@@ -34,6 +39,40 @@ def _notice(request: HttpRequest, title: str, text: str, *, status: int) -> Http
     return HttpResponse(html, status=status)
 
 
+NOT_FRAMED = "frame-ancestors 'none'"
+_CSP_MIDDLEWARE = "django.middleware.csp.ContentSecurityPolicyMiddleware"  # Django 6.0+
+
+
+def _forbid_frame_ancestors(response: HttpResponse) -> None:
+    """Forbid framing in the CSP too (``X-Frame-Options`` is the legacy spelling, CSP Level 2 §7.7).
+
+    A project with Django 6's CSP middleware and ``SECURE_CSP`` keeps its policy on this page, with
+    ``frame-ancestors`` added: the middleware builds the header (with its nonce) from the config a view
+    leaves on the response, the way ``csp_override`` does, and a header set here would replace it.
+    """
+    policy = getattr(settings, "SECURE_CSP", None)
+    if _CSP_MIDDLEWARE in settings.MIDDLEWARE and isinstance(policy, dict) and policy:
+        response._csp_config = {**policy, "frame-ancestors": ["'none'"]}  # type: ignore[attr-defined]
+    elif "Content-Security-Policy" not in response:
+        response["Content-Security-Policy"] = NOT_FRAMED
+
+
+def _unframeable(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """The page takes passwords: no other site may frame it to trick a click or a keystroke
+    (clickjacking), whether or not the project installed ``XFrameOptionsMiddleware``."""
+
+    @wraps(view)
+    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        response = view(request, *args, **kwargs)
+        _forbid_frame_ancestors(response)
+        return response
+
+    denied: Callable[..., HttpResponse] = xframe_options_deny(wrapper)
+    return denied
+
+
+# Outermost, so that every answer of the page carries it: the form, its notices, the 405 of a wrong verb.
+@_unframeable
 @never_cache
 @require_http_methods(["GET", "POST"])
 def page(request: HttpRequest, token: str) -> HttpResponse:
@@ -50,9 +89,11 @@ def page(request: HttpRequest, token: str) -> HttpResponse:
         row = UrlElicitation.objects.filter(pk=claim.elicitation).first()
     except ValidationError:  # a validly signed id that is not a UUID: never minted by us
         row = None
-    if row is None or not claim.binds(tool=row.tool, principal=row.principal):
+    if row is None or not claim.binds(server=row.server, tool=row.tool, principal=row.principal):
         return _notice(request, "Invalid link", "This link is no longer valid.", status=404)
-    form_tool = registry_for(default_server).form_tool(row.tool)
+    # The tool of the server that minted the link, never a same-named tool of another server.
+    server = server_for(row.server)
+    form_tool = registry_for(server).form_tool(row.tool) if server is not None else None
     if form_tool is None:
         return _notice(request, "Invalid link", "This link is no longer valid.", status=404)
     if row.completed is not None:
@@ -78,6 +119,7 @@ def page(request: HttpRequest, token: str) -> HttpResponse:
         meta={},
         user=user,
         principal=row.principal,
+        server=row.server,
     )
     try:
         serving.check_access(form_tool, ctx, row.arguments)  # the permission, and the object to update

@@ -6,6 +6,7 @@ import itertools
 import json
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
 from django.contrib.auth.models import AnonymousUser
 from django.http import HttpResponse
@@ -113,3 +114,18 @@ def assert_unknown_tool(client: CoreClient, name: str, arguments: dict[str, Any]
     body = client.send("tools/call", {"name": name, "arguments": arguments or {}})
     assert body["error"] == {"code": -32602, "message": f"Unknown tool: {name}"}, body
     assert name not in [tool["name"] for tool in client.result("tools/list")["tools"]]
+
+
+def url_request(result: dict[str, Any], key: str) -> dict[str, Any]:
+    assert result["resultType"] == "input_required", result
+    request = result["inputRequests"][key]
+    assert request["method"] == "elicitation/create"
+    params: dict[str, Any] = request["params"]
+    assert params["mode"] == "url"
+    return params
+
+
+def page_path(result: dict[str, Any], key: str) -> str:
+    url: str = url_request(result, key)["url"]
+    assert url.startswith("http://testserver/mcpforms/fill/")
+    return urlsplit(url).path

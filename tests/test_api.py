@@ -21,7 +21,7 @@ META = {
     "io.modelcontextprotocol/clientCapabilities": {},
 }
 
-server = Server(name="api-test", version="1")
+server = Server(key="api-test", name="api-test", version="1")
 
 
 @server.tool(description="Report progress when asked, then answer.")

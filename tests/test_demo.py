@@ -164,6 +164,20 @@ def test_the_home_page_lists_every_tool_including_one_defined_in_the_admin(site,
 
 
 @pytest.mark.django_db
+def test_each_card_shows_the_description_the_model_reads(site, staff, room_booking):
+    # What a tool promises about asking the user is part of what it is: the page shows it as listed.
+    FormDefinition.objects.filter(pk=room_booking.pk).update(ask="never")
+    listed = CoreClient(default_server, capabilities=APPS, user=staff).result("tools/list")["tools"]
+    descriptions = {tool["name"]: tool["description"] for tool in listed}
+    shown = cards(Client().get("/").content.decode())
+    for name in ("signup", "create_ticket", "room_booking"):
+        paragraph = re.search(r'<p class="tool-desc">(.*?)</p>', shown[name], re.S)
+        assert paragraph is not None and html.unescape(paragraph.group(1)) == descriptions[name], name
+    assert "Missing details are asked from the user." in descriptions["signup"]
+    assert "asked from the user" not in descriptions["room_booking"]
+
+
+@pytest.mark.django_db
 def test_each_form_is_real_with_required_fields_marked_and_its_schema_beside_it(site, room_booking):
     page = Client().get("/").content.decode()
     signup = cards(page)["signup"]

@@ -12,7 +12,12 @@ from mcpforms.models import CompletedFlow
 from mcpforms.protocol.state import dump_state, load_state
 
 pytestmark = pytest.mark.django_db
-BINDING: dict[str, Any] = {"tool": "tool:signup", "arguments": {}, "principal": "anonymous"}
+BINDING: dict[str, Any] = {
+    "server": "default",
+    "tool": "tool:signup",
+    "arguments": {},
+    "principal": "anonymous",
+}
 
 
 def state():

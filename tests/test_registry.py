@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 from django import forms
-from django.core.checks import Error
+from django.core.checks import CheckMessage, Error
 from django.test import override_settings
 
 from mcpforms.checks import check_registered_forms
@@ -102,9 +102,16 @@ def test_e101_a_registered_form_that_fails_to_convert_at_runtime():
     try:
         Colour.objects.create(name="Red", code="#f00")
         Colour.objects.create(name="Blue", code="#00f")
-        assert check_registered_forms() == []
+
+        # Every server's forms are checked: only the default server's shifty is this test's.
+        def shifty() -> list[CheckMessage]:
+            return [
+                m for m in check_registered_forms() if m.msg.startswith("The form registered as 'shifty' ")
+            ]
+
+        assert shifty() == []
         with override_settings(MCPFORMS={"MAX_MODEL_CHOICES": 1}):
-            (message,) = check_registered_forms()
+            (message,) = shifty()
         assert isinstance(message, Error)
         assert message.id == "mcpforms.E101"
         assert "'shifty'" in message.msg

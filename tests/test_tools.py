@@ -224,3 +224,53 @@ def test_a_default_is_in_the_input_schema_and_taken_when_nobody_can_be_asked():
     # A client that can ask shows the user the default, prefilled, and it is the user's to change.
     first = CoreClient(server).call("add_gadget", {"name": "Desk", "slug": "desk"})
     assert asked(first, "add_gadget")["requestedSchema"]["properties"]["stock"]["default"] == 0
+
+
+# What the description promises about asking the user -----------------------------------------------------
+
+ASKS_FOR_MISSING = "Missing details are asked from the user."
+
+
+def listed_descriptions(server: Server) -> dict[str, str]:
+    """Each tool's description as ``tools/list`` sends it over HTTP."""
+    tools = CoreClient(server, over_http=True).result("tools/list")["tools"]
+    return {tool["name"]: tool["description"] for tool in tools}
+
+
+def test_the_description_says_only_what_the_ask_policy_does():
+    server = Server()
+    for ask in ("missing", "always", "never"):
+        register(SignupForm, server=server, name=f"signup_{ask}", ask=ask)
+    described = listed_descriptions(server)
+    assert described["signup_missing"] == f"Create an account. {ASKS_FOR_MISSING}"
+    assert described["signup_always"] == (
+        "Create an account. The user reviews and confirms the details before every call runs."
+    )
+    assert described["signup_never"] == (
+        "Create an account. Pass every required argument: the user is never asked for anything."
+    )
+    # A page-only tool sends every call to the URL-mode page, whatever its ask policy says.
+    register(SignupForm, server=server, name="signup_on_page", ask="never", path="url")
+    assert listed_descriptions(server)["signup_on_page"] == (
+        "Create an account. The user fills in the form on a web page before every call runs; "
+        "arguments prefill it."
+    )
+
+
+@pytest.mark.parametrize(
+    ("ask", "promise"),
+    [
+        ("missing", ASKS_FOR_MISSING),
+        ("always", "The user reviews and confirms the details before every call runs."),
+        ("never", "Pass every required argument: the user is never asked for anything."),
+    ],
+)
+def test_an_admin_defined_form_describes_its_own_ask_policy(ask, promise):
+    from mcpforms.models import FieldDefinition, FormDefinition
+    from mcpforms.protocol.server import default_server
+
+    definition = FormDefinition.objects.create(
+        name="rsvp", title="RSVP", description="Answer the invitation.", message="Coming?", ask=ask
+    )
+    FieldDefinition.objects.create(definition=definition, order=0, name="name", type="text", required=True)
+    assert listed_descriptions(default_server)["rsvp"] == f"Answer the invitation. {promise}"

@@ -23,7 +23,7 @@ from mcpforms.models import UrlElicitation
 from mcpforms.protocol.server import default_server
 from mcpforms.registry import register, registry_for
 from mcpforms.url_mode import dump_page_token
-from tests.core_client import CoreClient, assert_unknown_tool, text
+from tests.core_client import CoreClient, assert_unknown_tool, page_path, text, url_request
 from tests.forms import SignupForm
 
 pytestmark = pytest.mark.django_db
@@ -77,21 +77,6 @@ def mcp(user: Any = None, capabilities: dict[str, Any] | None = None) -> CoreCli
     return CoreClient(
         default_server, capabilities=URL_CAPABLE if capabilities is None else capabilities, user=user
     )
-
-
-def url_request(result: dict[str, Any], key: str) -> dict[str, Any]:
-    assert result["resultType"] == "input_required", result
-    request = result["inputRequests"][key]
-    assert request["method"] == "elicitation/create"
-    params: dict[str, Any] = request["params"]
-    assert params["mode"] == "url"
-    return params
-
-
-def page_path(result: dict[str, Any], key: str) -> str:
-    url: str = url_request(result, key)["url"]
-    assert url.startswith("http://testserver/mcpforms/fill/")
-    return urlsplit(url).path
 
 
 def retry(
@@ -171,7 +156,9 @@ def test_a_tampered_link_is_refused():
 def test_a_token_for_another_tool_is_refused():
     first = mcp().call("vault", {})
     row = UrlElicitation.objects.get()
-    forged = dump_page_token(elicitation=str(row.pk), tool="upload", principal=row.principal)
+    forged = dump_page_token(
+        elicitation=str(row.pk), server=row.server, tool="upload", principal=row.principal
+    )
     assert Client().get(f"/mcpforms/fill/{forged}/").status_code == 404
     assert Client().get(page_path(first, "vault")).status_code == 200
 
@@ -411,7 +398,9 @@ def test_the_page_checks_the_tools_permission():
         assert_unknown_tool(mcp(user=ada), "guarded")  # no permission: no tool, not even a link
         assert UrlElicitation.objects.count() == 0
         row = UrlElicitation.objects.create(tool="guarded", principal=f"user:{ada.pk}")
-        token = dump_page_token(elicitation=str(row.pk), tool="guarded", principal=row.principal)
+        token = dump_page_token(
+            elicitation=str(row.pk), server=row.server, tool="guarded", principal=row.principal
+        )
         browser = Client()
         browser.force_login(ada)
         response = browser.get(f"/mcpforms/fill/{token}/")
@@ -519,3 +508,54 @@ def test_ask_always_goes_to_the_page_when_the_page_is_the_only_way_to_ask():
         assert url_request(result, "confirm_page")["url"].startswith("http://testserver/mcpforms/fill/")
     finally:
         registry_for(default_server).unregister("confirm_page")
+
+
+# The page takes passwords: it must never be framed, whatever the project's middleware ------------------
+
+
+def assert_unframeable(response: Any) -> None:
+    assert response["X-Frame-Options"] == "DENY", response.status_code
+    assert response["Content-Security-Policy"] == "frame-ancestors 'none'", response.status_code
+
+
+def test_every_answer_of_the_page_forbids_framing_without_the_projects_middleware():
+    from django.conf import settings
+
+    # What the page does on its own: these settings have no clickjacking middleware to lean on.
+    assert "django.middleware.clickjacking.XFrameOptionsMiddleware" not in settings.MIDDLEWARE
+    ada = User.objects.create_user("ada")
+    path = page_path(mcp(user=ada).call("vault", {"username": "ada"}), "vault")
+    browser = Client()
+    assert Client().get(path).status_code == 403  # another principal's link
+    assert_unframeable(Client().get(path))
+    assert_unframeable(Client().get("/mcpforms/fill/not-a-token/"))  # 400
+    assert_unframeable(Client().put(path))  # 405
+    browser.force_login(ada)
+    shown = browser.get(path)
+    assert shown.status_code == 200 and 'type="password"' in shown.content.decode()
+    assert_unframeable(shown)
+    invalid = browser.post(path, {"username": "ada", "password": "short"})
+    assert invalid.status_code == 400
+    assert_unframeable(invalid)
+    done = browser.post(path, {"username": "ada", "password": SECRET})
+    assert done.status_code == 200 and "Submitted." in done.content.decode()
+    assert_unframeable(done)
+    again = browser.get(path)
+    assert again.status_code == 410
+    assert_unframeable(again)
+    with mock.patch("django.core.signing.time.time", return_value=time.time() + 901):
+        expired = browser.get(path)
+    assert expired.status_code == 410
+    assert_unframeable(expired)
+
+
+def test_with_djangos_csp_middleware_the_page_keeps_the_projects_policy_and_adds_frame_ancestors():
+    pytest.importorskip("django.middleware.csp")  # Django 6.0+
+    from django.conf import settings
+
+    middleware = [*settings.MIDDLEWARE, "django.middleware.csp.ContentSecurityPolicyMiddleware"]
+    policy = {"default-src": ["'self'"], "frame-ancestors": ["'self'"]}
+    with override_settings(MIDDLEWARE=middleware, SECURE_CSP=policy):
+        response = Client().get("/mcpforms/fill/not-a-token/")
+    assert response["Content-Security-Policy"] == "default-src 'self'; frame-ancestors 'none'"
+    assert response["X-Frame-Options"] == "DENY"

@@ -11,6 +11,8 @@ from mcpforms.protocol.jsonrpc import notification
 from mcpforms.protocol.state import ANONYMOUS, RequestState, dump_state
 
 Notify = Callable[[dict[str, Any]], None]
+# The key of the server mcpforms' own registry fills (``mcpforms.protocol.server.default_server``).
+DEFAULT_SERVER = "default"
 # Least to most severe (RFC 5424, as logging/setLevel and _meta logLevel name them).
 LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
@@ -25,7 +27,8 @@ class RequestContext:
     """One request as a handler sees it: who asks, what the client can do, and what earlier rounds proved.
 
     ``input_responses`` and ``request_state`` are None on a first round. ``request_state`` has already been
-    verified against this very call (``binding``, arguments, principal), so a handler can trust it.
+    verified against this very call (``server``, ``binding``, arguments, principal), so a handler can
+    trust it. ``server`` is the key of the server serving the request (``Offering.key``).
     ``client_info`` is the client's Implementation object from ``_meta``, when it sent one.
     """
 
@@ -36,6 +39,7 @@ class RequestContext:
     meta: Mapping[str, Any]
     user: Any = None
     principal: str = ANONYMOUS
+    server: str = DEFAULT_SERVER
     client_info: Mapping[str, Any] | None = None
     input_responses: dict[str, Any] | None = None
     request_state: RequestState | None = None
@@ -69,6 +73,7 @@ class RequestContext:
         state = self.request_state
         rounds = 1 if state is None else state.rounds + (0 if again else 1)
         return dump_state(
+            server=self.server,
             tool=self.binding,
             arguments=self.arguments,
             principal=self.principal,

@@ -63,6 +63,7 @@ def _context(call: Call, *, binding: str, arguments: Any, state_version: str | N
         try:
             state = load_state(
                 params["requestState"],
+                server=call.server.key,
                 tool=binding,
                 arguments=arguments,
                 principal=call.principal,
@@ -80,6 +81,7 @@ def _context(call: Call, *, binding: str, arguments: Any, state_version: str | N
         meta=params["_meta"],
         user=call.user,
         principal=call.principal,
+        server=call.server.key,
         client_info=call.envelope.client_info,
         input_responses=responses,
         request_state=state,
@@ -132,6 +134,7 @@ def _caller(call: Call, name: str) -> RequestContext:
         meta=call.params.get("_meta") or {},
         user=call.user,
         principal=call.principal,
+        server=call.server.key,
     )
 
 
@@ -153,7 +156,17 @@ def list_tools(call: Call) -> dict[str, Any]:
 
 
 def list_prompts(call: Call) -> dict[str, Any]:
-    return _listing(call, call.server.prompts.all(), key=lambda p: p.name, field="prompts")
+    caller = _caller(call, "prompts/list")
+    prompts = [prompt for prompt in call.server.prompts.all() if prompt.visible_to(caller)]
+    return _listing(call, prompts, key=lambda p: p.name, field="prompts")
+
+
+def _prompt(call: Call, name: Any) -> Prompt:
+    """The prompt ``name``, or -32602: a prompt the caller may not see is, to them, no prompt at all."""
+    prompt: Prompt | None = call.server.prompts.get(name) if isinstance(name, str) else None
+    if prompt is None or not prompt.visible_to(_caller(call, f"prompt:{name}")):
+        raise invalid_params(f"Unknown prompt: {name}")
+    return prompt
 
 
 def list_resources(call: Call) -> dict[str, Any]:
@@ -188,9 +201,7 @@ def call_tool(call: Call) -> dict[str, Any]:
 
 def get_prompt(call: Call) -> dict[str, Any]:
     name = call.params["name"]
-    prompt: Prompt | None = call.server.prompts.get(name)
-    if prompt is None:
-        raise invalid_params(f"Unknown prompt: {name}")
+    prompt = _prompt(call, name)
     arguments = call.params.get("arguments") or {}
     if missing := [arg for arg in prompt.required_arguments if arg not in arguments]:
         raise invalid_params(f"Prompt {name!r} is missing required arguments: {', '.join(missing)}")
@@ -235,10 +246,7 @@ def complete(call: Call) -> dict[str, Any]:
     filled: Mapping[str, str] = context.get("arguments") or {}
     completer = None
     if ref.get("type") == "ref/prompt":
-        prompt = call.server.prompts.get(ref.get("name", ""))
-        if prompt is None:
-            raise invalid_params(f"Unknown prompt: {ref.get('name')}")
-        completer = prompt.complete
+        completer = _prompt(call, ref.get("name", "")).complete
     else:
         template = call.server.resource_templates.get(ref.get("uri", ""))
         if template is None:

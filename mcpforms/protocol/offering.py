@@ -5,6 +5,9 @@ The methods read it; ``Server`` (``mcpforms.protocol.server``) adds the entry po
 
 from __future__ import annotations
 
+import itertools
+import re
+import weakref
 from collections.abc import Callable, Hashable, Iterable, Mapping
 from functools import cache
 from importlib.metadata import PackageNotFoundError, version
@@ -12,6 +15,7 @@ from typing import Any
 
 from mcpforms.conf import conf
 from mcpforms.protocol.catalog import Catalog, Deferred
+from mcpforms.protocol.context import DEFAULT_SERVER
 from mcpforms.protocol.primitives import (
     Prompt,
     Resource,
@@ -33,18 +37,49 @@ def _package_version() -> str:
         return "0"
 
 
+_created = itertools.count(1)
+KEY = re.compile(r"[A-Za-z0-9_.-]{1,64}")
+# Every offering this process built, by creation number: the URL-mode page finds the server that minted
+# its link by key, and the checks look for two sharing one. Weak: a test's throwaway server leaves with
+# its last reference.
+built: weakref.WeakValueDictionary[int, Offering] = weakref.WeakValueDictionary()
+# The offering built last with each key: the one a key names (mcpforms.E020 reports two sharing one).
+by_key: weakref.WeakValueDictionary[str, Offering] = weakref.WeakValueDictionary()
+
+
 class Offering:
-    """What one endpoint serves. ``name``, ``version`` and ``instructions`` default to the settings."""
+    """What one endpoint serves. ``name``, ``version`` and ``instructions`` default to the settings.
+
+    ``key`` is the server's stable name among the project's servers (not its serverInfo ``name``): every
+    requestState, URL-mode link, completion record and 2025-era session it makes is bound to it, so that
+    no other server accepts them, even one with a tool of the same name.
+    """
 
     def __init__(
         self,
         *,
+        key: str | None = None,
         name: str | None = None,
         version: str | None = None,
         instructions: str | None = None,
         extensions: Mapping[str, Mapping[str, Any]] | None = None,
         sessions: SessionStore | None = None,
+        allow_anonymous: bool | Iterable[str] | None = None,
     ) -> None:
+        if key is not None and not KEY.fullmatch(key):
+            raise ValueError(f"A server's key must be 1-64 letters, digits, '_', '.' or '-', not {key!r}.")
+        self.created = next(_created)
+        # Set by whoever builds the server: a numbered default is stable only while every process builds
+        # its servers in the same order at import (mcpforms.W004 says so).
+        self.key = key if key is not None else f"unnamed-{self.created}"
+        self.key_given = key is not None
+        built[self.created] = self
+        by_key[self.key] = self
+        self._allow_anonymous = (
+            allow_anonymous
+            if allow_anonymous is None or isinstance(allow_anonymous, bool)
+            else frozenset(allow_anonymous)
+        )
         self._sessions = sessions
         self._name = name
         self._version = version
@@ -137,6 +172,32 @@ class Offering:
     def sessions(self) -> SessionStore:
         """Where this server's 2025-era sessions live: its own store, else ``MCPFORMS["SESSION_STORE"]``."""
         return self._sessions if self._sessions is not None else configured_store()
+
+    @property
+    def anonymous_policy(self) -> bool | frozenset[str]:
+        """Whom callers nobody authenticated may use: every tool (True), none (False), or those named.
+
+        A server's own ``allow_anonymous``, else ``MCPFORMS["ALLOW_ANONYMOUS"]``. A list there names the
+        default server's tools only: the same name on another server is another tool, which stays closed
+        until that server names it itself.
+        """
+        if self._allow_anonymous is not None:
+            return self._allow_anonymous
+        setting = conf.ALLOW_ANONYMOUS
+        if isinstance(setting, bool):
+            return setting
+        return frozenset(setting) if self.key == DEFAULT_SERVER else frozenset()
+
+    @property
+    def admits_anonymous(self) -> bool:
+        """Whether anonymous callers get past the endpoint at all (else they are asked to authenticate)."""
+        return bool(self.anonymous_policy)
+
+    def anonymous_may_use(self, name: str) -> bool:
+        """Whether an anonymous caller who got in may see and use the tool or prompt ``name``: any, unless
+        the policy lists names. (Under False none gets in: the endpoint asks them to authenticate.)"""
+        policy = self.anonymous_policy
+        return not isinstance(policy, frozenset) or name in policy
 
     @property
     def instructions(self) -> str | None:

@@ -113,6 +113,12 @@ class Prompt:
     title: str | None = None
     meta: Mapping[str, Any] | None = None
     complete: Completer | None = field(default=None, compare=False)
+    # As a tool's: a caller for whom this is False finds the prompt neither listed, nor gettable, nor
+    # completable.
+    visible: Visibility | None = field(default=None, compare=False)
+
+    def visible_to(self, ctx: RequestContext) -> bool:
+        return self.visible is None or self.visible(ctx)
 
     @cached_property
     def entry(self) -> dict[str, Any]:

@@ -1,7 +1,8 @@
 """``requestState``: what earlier rounds proved, signed with ``django.core.signing`` and echoed by the client.
 
 The client hands the token back on its retry, so it is attacker-controlled input (spec §6.4). It is bound
-to the tool, a digest of the arguments, the principal and optionally a version of the tool's definition;
+to the server that minted it (its ``key``), the tool, a digest of the arguments, the principal and
+optionally a version of the tool's definition;
 anything that does not verify raises one ``InvalidState`` whose reason is logged, never sent.
 
 Signed, not encrypted: the client can read it. The caller decides what goes in: mcpforms' form flow never
@@ -56,6 +57,8 @@ class RequestState:
     tool: str
     principal: str
     issued_at: int
+    # The key of the server that minted it: another server's tool of the same name refuses it.
+    server: str
     # Random when a flow starts, the same in each of its later rounds: it is what completes once, and two
     # flows that happen to carry the same answers are still two flows.
     flow: str
@@ -86,6 +89,7 @@ def arguments_digest(arguments: Any, key: str | bytes | None = None) -> str:
 
 def dump_state(
     *,
+    server: str,
     tool: str,
     arguments: Any,
     principal: str,
@@ -108,6 +112,7 @@ def dump_state(
             "(MCPFORMS['MAX_ROUNDS']); nothing was submitted. Start over: call again without requestState."
         )
     payload = {
+        "server": server,
         "tool": tool,
         "args": arguments_digest(arguments),
         "principal": principal,
@@ -129,7 +134,13 @@ def dump_state(
 
 
 def load_state(
-    token: Any, *, tool: str, arguments: Any, principal: str, version: str | None = None
+    token: Any,
+    *,
+    server: str,
+    tool: str,
+    arguments: Any,
+    principal: str,
+    version: str | None = None,
 ) -> RequestState:
     """Verify a token echoed by the client against this call; raise ``InvalidState`` otherwise.
 
@@ -146,18 +157,20 @@ def load_state(
             payload = unsign(token, salt=SALT, max_age=conf.STATE_MAX_AGE)
         except InvalidToken as error:
             raise InvalidState(error.reason, expired=error.expired) from None
-        return _verified(payload, tool=tool, arguments=arguments, principal=principal, version=version)
+        return _verified(
+            payload, server=server, tool=tool, arguments=arguments, principal=principal, version=version
+        )
     except InvalidState as error:
         logger.info("Rejected requestState for tool %r: %s", tool, error.reason)
         raise
 
 
 def _verified(
-    payload: Any, *, tool: str, arguments: Any, principal: str, version: str | None
+    payload: Any, *, server: str, tool: str, arguments: Any, principal: str, version: str | None
 ) -> RequestState:
     if not isinstance(payload, dict):
         raise InvalidState("payload is not an object")
-    expected = {"tool": tool, "principal": principal}
+    expected = {"server": server, "tool": tool, "principal": principal}
     for name, value in expected.items():
         if payload.get(name) != value:
             raise InvalidState(f"minted for another {name}")
@@ -181,6 +194,7 @@ def _verified(
         tool=tool,
         principal=principal,
         issued_at=issued_at,
+        server=server,
         flow=flow,
         answers=answers,
         pending=tuple(str(name) for name in pending),

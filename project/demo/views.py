@@ -31,7 +31,7 @@ from mcpforms.protocol.server import default_server
 from mcpforms.protocol.state import principal_for
 from mcpforms.protocol.versions import MODERN
 from mcpforms.registry import registry_for
-from mcpforms.tools import ASKS_LATER, FormTool
+from mcpforms.tools import FormTool
 from project.demo.management.commands.seed_demo import STAFF_PASSWORD, STAFF_USERNAME
 
 logger = logging.getLogger(__name__)
@@ -106,7 +106,7 @@ def _card(request: HttpRequest, form_tool: FormTool, entry: dict[str, Any]) -> T
     card = ToolCard(
         name=name,
         title=form_tool.title,
-        description=form_tool.description.removesuffix(ASKS_LATER).strip(),
+        description=form_tool.description,  # as tools/list has it: what it says of asking holds
         source="admin" if isinstance(form_tool, DefinitionTool) else "code",
         paths=[],
         ask=ASK_MODES.get(form_tool.ask, form_tool.ask),

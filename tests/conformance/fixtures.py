@@ -26,7 +26,7 @@ from mcpforms.schema import form_input_request
 
 # One process serves the suite (runserver, threaded), and its database lives in memory per thread: its
 # 2025-era sessions live in that process, as MemorySessions keeps them.
-server = Server(sessions=MemorySessions())
+server = Server(key="conformance", sessions=MemorySessions())
 
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
 WAV = "UklGRjQAAABXQVZFZm10IBAAAAABAAEAQB8AAIA+AAACABAAZGF0YRAAAAAAAAAAAAAAAAAAAAAAAAAA"

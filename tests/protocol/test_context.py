@@ -27,22 +27,33 @@ def context(**overrides: Any) -> RequestContext:
 
 def test_mint_state_binds_the_call():
     token = context().mint_state(answers={"name": "Ada"}, pending=["x"])
-    state = load_state(token, tool="tool:greet", arguments={"a": 1}, principal="user:3")
+    state = load_state(token, server="default", tool="tool:greet", arguments={"a": 1}, principal="user:3")
     assert (state.answers, state.pending) == ({"name": "Ada"}, ("x",))
     others: list[dict[str, Any]] = [
+        {"server": "billing"},
         {"tool": "prompt:greet"},
         {"arguments": {"a": 2}},
         {"principal": "anonymous"},
     ]
     for other in others:
-        binding: dict[str, Any] = {"tool": "tool:greet", "arguments": {"a": 1}, "principal": "user:3"} | other
+        binding: dict[str, Any] = {
+            "server": "default",
+            "tool": "tool:greet",
+            "arguments": {"a": 1},
+            "principal": "user:3",
+        } | other
         with pytest.raises(InvalidState):
             load_state(token, **binding)
 
 
 def test_mint_state_uses_the_tool_version_unless_told_otherwise():
     ctx = context(state_version="v2")
-    binding: dict[str, Any] = {"tool": "tool:greet", "arguments": {"a": 1}, "principal": "user:3"}
+    binding: dict[str, Any] = {
+        "server": "default",
+        "tool": "tool:greet",
+        "arguments": {"a": 1},
+        "principal": "user:3",
+    }
     assert load_state(ctx.mint_state(answers={}), version="v2", **binding).version == "v2"
     assert load_state(ctx.mint_state(answers={}, version="v3"), version="v3", **binding)
 

@@ -266,7 +266,9 @@ def test_state_of_a_prompt_cannot_be_replayed_on_a_tool(server):
     assert reply.status == 200
     from mcpforms.protocol.state import dump_state
 
-    token = dump_state(tool="prompt:topic", arguments={}, principal="anonymous", answers={})
+    token = dump_state(
+        server=server.key, tool="prompt:topic", arguments={}, principal="anonymous", answers={}
+    )
     assert error_of(server, "tools/call", {"name": "greet", "requestState": token})[1]["code"] == -32602
 
 
@@ -496,3 +498,27 @@ def test_a_state_for_an_older_version_is_stale_not_invalid():
         == "input_required"
     )
     assert seen[-1] == (True, None)
+
+
+def test_a_prompt_the_caller_may_not_see_is_no_prompt_at_all():
+    server = Server()
+    server.add_prompt(
+        Prompt(
+            name="secret",
+            description="Only for user 7.",
+            handler=lambda ctx, arguments: {"messages": []},
+            complete=lambda ctx, name, value, filled: ["ada", "root"],
+            visible=lambda ctx: ctx.principal == "user:7",
+        )
+    )
+    assert result_of(server, "prompts/list")["prompts"] == []
+    unknown = {"code": -32602, "message": "Unknown prompt: secret"}
+    assert error_of(server, "prompts/get", {"name": "secret"})[1] == unknown
+    params = {"ref": {"type": "ref/prompt", "name": "secret"}, "argument": {"name": "x", "value": ""}}
+    assert error_of(server, "completion/complete", params)[1] == unknown
+    seven = SimpleNamespace(pk=7, is_authenticated=True)
+    assert [p["name"] for p in result_of(server, "prompts/list", user=seven)["prompts"]] == ["secret"]
+    assert result_of(server, "completion/complete", params, user=seven)["completion"]["values"] == [
+        "ada",
+        "root",
+    ]

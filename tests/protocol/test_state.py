@@ -28,7 +28,12 @@ from mcpforms.protocol.state import (
     principal_for,
 )
 
-BINDING: dict[str, Any] = {"tool": "signup", "arguments": {"plan": "pro"}, "principal": "user:1"}
+BINDING: dict[str, Any] = {
+    "server": "default",
+    "tool": "signup",
+    "arguments": {"plan": "pro"},
+    "principal": "user:1",
+}
 
 
 def mint(**overrides):
@@ -113,6 +118,7 @@ def decoded_payload(token: str) -> str:
 @pytest.mark.parametrize(
     "binding",
     [
+        {"server": "billing"},
         {"tool": "other_tool"},
         {"arguments": {"plan": "team"}},
         {"arguments": {}},
@@ -266,6 +272,7 @@ def test_arguments_digest_is_canonical():
 def _well_formed(**overrides: Any) -> dict[str, Any]:
     """A payload ``load_state`` accepts for ``BINDING`` once it carries our salt and key."""
     payload = {
+        "server": "default",
         "tool": "signup",
         "args": arguments_digest({"plan": "pro"}),
         "principal": "user:1",
