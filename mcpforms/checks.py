@@ -584,7 +584,7 @@ def _unimportable(methods: object) -> str | None:
 def _oauth_wiring() -> list[CheckMessage]:
     from django.urls import NoReverseMatch, reverse
 
-    from mcpforms.oauth import METADATA_URL_NAME
+    from mcpforms.oauth.resource import METADATA_URL_NAME
 
     messages: list[CheckMessage] = []
     if "oauth2_provider" not in settings.INSTALLED_APPS:
