@@ -496,7 +496,7 @@ def test_the_admin_refuses_to_save_a_form_over_the_limit(count):
         ]
 
 
-# ---- what the 2025 era stores -------------------------------------------------------------------------------
+# ---- what the 2025 era stores ------------------------------------------------------------------------------
 
 # About 1 MB each of capabilities and clientInfo, in strings each under MAX_STRING_LENGTH.
 MEGABYTE_OF_STRINGS = ["x" * 90_000] * 11

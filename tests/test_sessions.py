@@ -172,7 +172,7 @@ def test_an_expired_session_is_counted_no_more(store, monkeypatch):
     assert store.get("s1") is None
 
 
-# ---- ids from the client on memcached -----------------------------------------------------------------------
+# ---- ids from the client on memcached ----------------------------------------------------------------------
 
 
 class MemcachedKeysCache(LocMemCache):

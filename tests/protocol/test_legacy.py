@@ -227,7 +227,7 @@ def test_a_session_opened_on_one_server_is_unknown_on_another_that_shares_its_st
     assert legacy.resume(first, client.headers, event.id, None, store).status == 200
 
 
-# ---- what a session keeps -----------------------------------------------------------------------------------
+# ---- what a session keeps ----------------------------------------------------------------------------------
 
 APPS = {"mimeTypes": ["text/html;profile=mcp-app"]}
 
@@ -359,7 +359,7 @@ def test_a_session_holds_a_budget_of_pending_calls(server):
     assert client.result("tools/call", done)["structuredContent"]["plan"] == "pro"
 
 
-# ---- Last-Event-ID is ours or unknown -----------------------------------------------------------------------
+# ---- Last-Event-ID is ours or unknown ----------------------------------------------------------------------
 
 UNKNOWN_STREAM = {"code": -32600, "message": "Unknown Last-Event-ID: no such stream in this session"}
 
