@@ -23,7 +23,7 @@ from mcpforms.registry import register
 from mcpforms.signals import tool_completed
 from project.urls import urlpatterns
 
-TOOL = "held_write"
+TOOL = "held_write"  # tests/e2e/test_faults.py names it too
 HOLD_LIMIT = 60.0  # seconds: a test that never releases its worker still ends
 
 

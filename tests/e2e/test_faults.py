@@ -36,7 +36,6 @@ import httpx2
 import pytest
 
 from tests.e2e.deployment import Deployment, deployment
-from tests.e2e.fault_urls import TOOL
 from tests.e2e.services import Cluster, postgres_bin, private_postgres, private_redis
 
 # Servers and databases of their own: run once per make test, not again per database or Django version.
@@ -45,6 +44,9 @@ pytestmark = [
     pytest.mark.skipif(postgres_bin() is None, reason="PostgreSQL's server programs are not installed"),
 ]
 
+# The server processes' tool (tests/e2e/fault_urls.py), named here: importing that module would register
+# it, and connect its counter to tool_completed, in the test process too.
+TOOL = "held_write"
 LATEST, LEGACY = "2026-07-28", "2025-11-25"
 CAPABILITIES: dict[str, Any] = {"elicitation": {"form": {}}}
 UNAVAILABLE = -32010
