@@ -19,6 +19,7 @@ from dataclasses import replace
 from typing import Any
 
 from asgiref.sync import sync_to_async
+from django.contrib.auth.decorators import login_not_required
 from django.core.exceptions import DisallowedHost, RequestDataTooBig
 from django.core.handlers.asgi import ASGIRequest
 from django.db import connections
@@ -28,15 +29,26 @@ from django.urls import re_path
 from ninja import NinjaAPI
 from ninja.errors import HttpError
 
-from mcpforms.auth import Auth, Challenge, authenticate, challenge, configured_auth
+from mcpforms.auth import (
+    Auth,
+    Challenge,
+    access,
+    authenticate,
+    challenge,
+    configured_auth,
+    step_up,
+)
 from mcpforms.conf import conf
 from mcpforms.protocol import legacy
+from mcpforms.protocol.context import Access
 from mcpforms.protocol.envelope import LOG_LEVEL_KEY
 from mcpforms.protocol.errors import (
     INTERNAL_ERROR,
     INVALID_REQUEST,
     UNAVAILABLE,
+    InsufficientScope,
     ProtocolError,
+    SignInRequired,
     http_status,
     unavailable,
     unreachable_service,
@@ -82,6 +94,23 @@ def _event(event: Event) -> bytes:
     data = encode(event.data).decode() if event.data is not None else ""
     lines.append(f"data: {data}")
     return ("\n".join(lines) + "\n\n").encode()
+
+
+def _challenged(request: HttpRequest, auth: Sequence[Auth], reply: Reply) -> HttpResponse:
+    """The response of ``reply``, with the challenge the core asked for: a 401 (``SignInRequired``)
+    says how to sign in, a 403 (``InsufficientScope``) which scopes to ask for (RFC 6750 §3, RFC 9728
+    §5.1). MCP hosts start sign-in, or step up, on exactly these."""
+    response = _json(reply)
+    if reply.status == SignInRequired.status:
+        response["WWW-Authenticate"] = challenge(request, auth)
+    elif reply.status == InsufficientScope.status:
+        error = reply.body.get("error") if isinstance(reply.body, dict) else None
+        data = error.get("data") if isinstance(error, dict) else None
+        scopes = data.get("scopes") if isinstance(data, dict) else None
+        value = step_up(request, auth, scopes) if isinstance(scopes, list) else None
+        if value is not None:
+            response["WWW-Authenticate"] = value
+    return response
 
 
 def _refusal(status: int, message: str) -> HttpResponse:
@@ -147,25 +176,26 @@ def _frames(item: dict[str, Any] | Reply) -> Iterator[bytes]:
 
 
 def _streamed(
-    server: Server, payload: Any, headers: dict[str, str], user: Any, *, asgi: bool
-) -> HttpResponseBase:
+    server: Server, payload: Any, headers: dict[str, str], user: Any, granted: Access, *, asgi: bool
+) -> HttpResponseBase | Reply:
     """Run the handler on a worker thread and stream what it sends before its result.
 
-    JSON when the handler finishes without reporting anything; otherwise SSE: the progress notifications
-    as they come, then the response, which ends the stream (spec §8.3). Never a request on the stream.
+    The reply itself when the handler finishes without reporting anything (sent as JSON); otherwise
+    SSE: the progress notifications as they come, then the response, which ends the stream (spec §8.3).
+    Never a request on the stream.
     """
     events: queue.SimpleQueue[dict[str, Any] | Reply] = queue.SimpleQueue()
 
     def work() -> None:
         try:
-            events.put(server.handle(payload, headers=headers, user=user, notify=events.put))
+            events.put(server.handle(payload, headers=headers, user=user, notify=events.put, access=granted))
         finally:
             connections.close_all()  # this thread's own connections only
 
     threading.Thread(target=work, name="mcpforms-progress", daemon=True).start()
     first = events.get()
     if isinstance(first, Reply):
-        return _json(first)
+        return first
 
     def stream() -> Iterator[bytes]:
         item: dict[str, Any] | Reply = first
@@ -260,11 +290,13 @@ def _serve(server: Server, request: HttpRequest, auth: Sequence[Auth]) -> HttpRe
         response["WWW-Authenticate"] = challenge(request, auth)
         return response
     headers = _mcp_headers(request)
+    granted = access(request, auth)
     if request.method in ("GET", "DELETE") and headers.get(legacy.SESSION_HEADER):
         # The 2025 era's session operations: resume a call's stream, end the session.
         if request.method == "GET":
             last_event_id = request.META.get("HTTP_LAST_EVENT_ID")
-            return _json(legacy.resume(server, headers, last_event_id, user, server.sessions))
+            resumed = legacy.resume(server, headers, last_event_id, user, server.sessions, granted)
+            return _json(resumed)
         return _json(legacy.end(server, headers, user, server.sessions))
     if request.method != "POST":
         # 2026-07-28 has no GET stream and no sessions to DELETE (spec §8.1); a 2025 client without a
@@ -294,11 +326,13 @@ def _serve(server: Server, request: HttpRequest, auth: Sequence[Auth]) -> HttpRe
     if _may_notify(payload, headers):
         if user is not None:
             user.is_authenticated  # noqa: B018  (resolve the lazy user here, not on the worker thread)
-        return _streamed(server, payload, headers, user, asgi=isinstance(request, ASGIRequest))
+        streamed = _streamed(server, payload, headers, user, granted, asgi=isinstance(request, ASGIRequest))
+        return _challenged(request, auth, streamed) if isinstance(streamed, Reply) else streamed
     # REMOTE_ADDR, never X-Forwarded-For: a client can write that header (behind a proxy, have the server
     # set REMOTE_ADDR from it). Only a 2025-era initialize reads it, which is never streamed.
     address = request.META.get("REMOTE_ADDR")
-    return _json(_explained(server.handle(payload, headers=headers, user=user, address=address)))
+    reply = server.handle(payload, headers=headers, user=user, address=address, access=granted)
+    return _challenged(request, auth, _explained(reply))
 
 
 class _Endpoint(NinjaAPI):
@@ -310,6 +344,9 @@ class _Endpoint(NinjaAPI):
         patterns, app_name, namespace = super().urls
         view = patterns[0].callback  # the endpoint's one operation
         assert view is not None
+        # MCP clients authenticate with tokens (or are asked to, with a 401), never with a redirect to a
+        # login page: the endpoint is open to LoginRequiredMiddleware (Django 5.1+), and judges callers.
+        login_not_required(view)
         # Written as a character class: a route starting with "/" is what Django's urls.W002 warns about.
         return [*patterns, re_path(r"^[/]\Z", view, name="endpoint-slash")], app_name, namespace
 

@@ -11,7 +11,7 @@ server) lets through; anyone else gets a 401 whose
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from functools import cache
 from typing import Any
 
@@ -25,6 +25,7 @@ from ninja.utils import check_csrf
 
 from mcpforms.conf import conf
 from mcpforms.models import AccessToken
+from mcpforms.protocol.context import Access
 
 Auth = Callable[[HttpRequest], Any]
 
@@ -117,17 +118,74 @@ def bearer_challenge(
     return ", ".join(parts)
 
 
+def insufficient_scope(*, resource_metadata: str | None, scopes: Sequence[str], held: Iterable[str]) -> str:
+    """The ``WWW-Authenticate`` value of a 403 for a token that holds only ``held`` of ``scopes``, all
+    an operation needs: named in one challenge (MCP 2026-07-28 step-up), from which a client asks for
+    them (RFC 6750 §3.1)."""
+    holding = set(held)
+    missing = " ".join(scope for scope in scopes if scope not in holding)
+    return bearer_challenge(
+        resource_metadata=resource_metadata,
+        scopes=scopes,
+        error="insufficient_scope",
+        description=f"The access token lacks the scope {missing}",
+    )
+
+
+def oauth_method(methods: Sequence[Auth]) -> Any | None:
+    """The method that says where OAuth metadata lives (``mcpforms.oauth.OAuth2Auth``), if any: with
+    one, a client can be sent to sign in."""
+    for method in methods:
+        if callable(getattr(method, "resource_metadata_url", None)):
+            return method
+    return None
+
+
+def _base_scopes(method: Any) -> list[str]:
+    required = getattr(method, "required_scopes", None)
+    return list(required()) if callable(required) else []
+
+
 def challenge(request: HttpRequest, methods: Sequence[Auth]) -> str:
     """The ``WWW-Authenticate`` value of a 401: Bearer, where OAuth metadata lives, the scopes a token
     needs (MCP authorization: what a client asks for), and what was wrong."""
-    metadata: str | None = None
-    scopes: Sequence[str] = ()
-    for method in methods:
-        metadata_url = getattr(method, "resource_metadata_url", None)
-        if callable(metadata_url):
-            metadata = metadata_url(request)
-            required = getattr(method, "required_scopes", None)
-            scopes = required() if callable(required) else ()
-            break
+    method = oauth_method(methods)
+    metadata = method.resource_metadata_url(request) if method is not None else None
+    scopes = _base_scopes(method) if method is not None else []
     error = "invalid_token" if "HTTP_AUTHORIZATION" in request.META else None
     return bearer_challenge(resource_metadata=metadata, scopes=scopes, error=error)
+
+
+def step_up(request: HttpRequest, methods: Sequence[Auth], scopes: Sequence[str]) -> str | None:
+    """The ``WWW-Authenticate`` value of a 403 for a token without some of ``scopes`` (a tool's own):
+    the endpoint's scopes and those, all at once; None without OAuth among ``methods``."""
+    method = oauth_method(methods)
+    if method is None:
+        return None
+    needed = list(dict.fromkeys([*_base_scopes(method), *scopes]))
+    held = scopes_of(request) or ()
+    return insufficient_scope(
+        resource_metadata=method.resource_metadata_url(request), scopes=needed, held=held
+    )
+
+
+# The scopes an OAuth access token carries, kept on the request as ``request.auth`` keeps its user.
+_SCOPES = "mcpforms_scopes"
+
+
+def limit_scopes(request: HttpRequest, scopes: Iterable[str]) -> None:
+    """Record that the caller's credentials carry only ``scopes`` (an OAuth access token), so that a
+    tool needing another one answers 403. Credentials that record none carry every scope."""
+    setattr(request, _SCOPES, frozenset(scopes))
+
+
+def scopes_of(request: HttpRequest) -> frozenset[str] | None:
+    """The scopes ``limit_scopes`` recorded for the caller; None: every scope."""
+    scopes: frozenset[str] | None = getattr(request, _SCOPES, None)
+    return scopes
+
+
+def access(request: HttpRequest, methods: Sequence[Auth]) -> Access:
+    """What the core should know of the caller's credentials: their scopes, and whether an anonymous
+    caller can be asked to sign in (OAuth is among ``methods``: the 401 challenge leads to it)."""
+    return Access(scopes=scopes_of(request), sign_in=oauth_method(methods) is not None)

@@ -25,6 +25,7 @@ from mcpforms.prompts import FormPrompt, form_prompt
 from mcpforms.protocol.catalog import Catalog, Deferred
 from mcpforms.protocol.context import RequestContext
 from mcpforms.protocol.errors import invalid_params
+from mcpforms.protocol.methods import hidden
 from mcpforms.protocol.primitives import Prompt, ResourceTemplate, Tool
 from mcpforms.protocol.server import Server, default_server, servers
 from mcpforms.tools import FormHandler, FormTool, RegistrationError, tool_class
@@ -80,8 +81,11 @@ class Registry:
 
     def _read_ui(self, ctx: RequestContext, uri: str, variables: dict[str, str]) -> dict[str, Any]:
         form_tool = self.form_tool(variables["tool"])
-        if form_tool is None or not form_tool.uses_app or not form_tool.may_use(ctx):
-            raise invalid_params("Resource not found", {"uri": uri})
+        unknown = invalid_params("Resource not found", {"uri": uri})
+        if form_tool is None or not form_tool.uses_app:
+            raise unknown
+        if not form_tool.may_use(ctx):
+            raise hidden(ctx, f"the resource {uri!r}", unknown)  # as its tool would be
         return serving.read_ui(form_tool, ctx, uri)
 
     # The tools ------------------------------------------------------------------------------------------
@@ -232,6 +236,7 @@ class ToolOptions(TypedDict, total=False):
     lookup: str
     output_schema: Mapping[str, Any]
     annotations: Mapping[str, Any]
+    scope: str | None
     queryset: Callable[[RequestContext], models.QuerySet[Any]]
     form_kwargs: Callable[[RequestContext], Mapping[str, Any]]
 

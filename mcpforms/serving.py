@@ -22,6 +22,7 @@ from mcpforms.answers import input_response
 from mcpforms.flow import Asking, FormFlow, NeedsPage, Outcome, Ready, Refused, Showing, Way, run
 from mcpforms.output import error_result, to_json, tool_result
 from mcpforms.protocol.context import RequestContext
+from mcpforms.protocol.errors import InsufficientScope
 from mcpforms.protocol.primitives import Tool
 from mcpforms.tools import FormTool
 
@@ -89,9 +90,13 @@ def choose_way(ctx: RequestContext, tool: FormTool) -> Way | None:
 
 
 def check_access(tool: FormTool, ctx: RequestContext, arguments: Any) -> models.Model | None:
-    """Check the permission and find the object an update changes; raise ``Refusal`` otherwise."""
+    """Check the permission and find the object an update changes; raise ``Refusal`` otherwise, and
+    ``InsufficientScope`` (a 403 the client can step up from) for an access token without the tool's
+    ``scope``."""
     if not tool.may_use(ctx):
         raise Refusal(f"Permission denied: {tool.name} needs the {tool.required_permission()!r} permission.")
+    if missing := ctx.access.lacks(tool.required_scopes):
+        raise InsufficientScope(f"the tool {tool.name!r}", tool.required_scopes, missing=missing)
     if not tool.update:
         return None
     key = arguments.get(tool.lookup) if isinstance(arguments, Mapping) else None

@@ -22,6 +22,7 @@ from django.utils import timezone
 from mcpforms.conf import conf
 from mcpforms.models import LegacyCall, LegacySession, StreamEvent
 from mcpforms.protocol.sessions import Event, PendingCall, Session, Stream, Tally
+from mcpforms.protocol.state import ANONYMOUS
 
 # One in this many new sessions (and pending calls) prunes the expired ones: a chance, not a COUNT(*)
 # of the table on every initialize.
@@ -67,6 +68,23 @@ class DatabaseSessions:
             address=row.address or None,
             log_level=row.log_level or None,
         )
+
+    def adopt(self, session_id: str, principal: str) -> Session | None:
+        if principal == ANONYMOUS:
+            return None  # a session only ever passes from nobody to a user
+        horizon = timezone.now() - timedelta(seconds=conf.SESSION_MAX_AGE)
+        with transaction.atomic():
+            # One conditional UPDATE: of users racing to adopt the session, the database lets one match.
+            won = LegacySession.objects.filter(
+                pk=session_id, principal=ANONYMOUS, created__gte=horizon
+            ).update(principal=principal, address="")
+            if won:
+                # Their streams go with them (StreamEvent cascades). An anonymous request already past
+                # its session check may still write its call back; that row is unreachable all the same:
+                # only the anonymous stream saw its ids, and the anonymous caller is told 404 from now on.
+                LegacyCall.objects.filter(session_id=session_id).delete()
+        session = self.get(session_id)
+        return session if session is not None and session.principal == principal else None
 
     def count_sessions(self, *, principal: str, address: str | None = None) -> Tally:
         horizon = timezone.now() - timedelta(seconds=conf.SESSION_MAX_AGE)
@@ -185,7 +203,14 @@ class CacheSessions:
     session (call) is made and decremented when a session ends. The live ones are the sum over the
     buckets of one lifetime: the oldest bucket may still count a few that just expired, so a budget
     frees up to a ``BUCKETS``-th of a lifetime late, never early. ``incr`` is atomic on every shared
-    cache, so workers never lose a count."""
+    cache, so workers never lose a count.
+
+    Adopting a session (a client that signed in on the session it opened anonymously) is an ``add`` of
+    an adoption key naming the user: the first ``add`` wins, and that key, read with the session in one
+    ``get_many``, is what says whose the session is, so a worker that writes back the session it read
+    before (``set_log_level``) cannot make it anonymous again. A cache cannot list a session's calls to
+    delete them: the calls of an adopted session live under keys of their own (and count on a counter
+    of their own), so the ones it held as nobody's are no longer found, and expire."""
 
     BUCKETS = 24
 
@@ -210,12 +235,25 @@ class CacheSessions:
             self._count(scope, conf.SESSION_MAX_AGE, opened, by=1)
 
     def _opened(self, session_id: str) -> tuple[Session, float | None] | None:
-        stored = self._cache.get(self._key("session", session_id))
+        key, adoption = self._key("session", session_id), self._key("adopted", session_id)
+        found = self._cache.get_many([key, adoption])
+        stored = found.get(key)
         if isinstance(stored, Session):  # stored before sessions were counted
-            return stored, None
-        if isinstance(stored, tuple) and len(stored) == 2 and isinstance(stored[0], Session):
-            return stored[0], stored[1]
-        return None
+            session, opened = stored, None
+        elif isinstance(stored, tuple) and len(stored) == 2 and isinstance(stored[0], Session):
+            session, opened = stored
+        else:
+            return None
+        if isinstance(found.get(adoption), str):
+            session = replace(session, principal=found[adoption], address=None)
+        return session, opened
+
+    @staticmethod
+    def _left(opened: float | None) -> int:
+        """The seconds the session opened at ``opened`` has left: what a rewrite of it keeps."""
+        if opened is None:
+            return conf.SESSION_MAX_AGE
+        return math.ceil(conf.SESSION_MAX_AGE - (time.time() - opened))
 
     def get(self, session_id: str) -> Session | None:
         found = self._opened(session_id)
@@ -237,20 +275,61 @@ class CacheSessions:
             return
         session, opened = found
         # The session keeps its end: the rest of its lifetime, not a new one.
-        left = conf.SESSION_MAX_AGE - (time.time() - opened) if opened is not None else conf.SESSION_MAX_AGE
+        left = self._left(opened)
         if left > 0:
             self._cache.set(
-                self._key("session", session_id),
-                (replace(session, log_level=level), opened),
-                timeout=math.ceil(left),
+                self._key("session", session_id), (replace(session, log_level=level), opened), timeout=left
             )
+
+    def adopt(self, session_id: str, principal: str) -> Session | None:
+        found = self._opened(session_id)
+        if found is None or principal == ANONYMOUS:
+            return None
+        session, opened = found
+        if session.principal != ANONYMOUS:
+            return session if session.principal == principal else None
+        left = self._left(opened)
+        # add() is atomic on every shared cache: of users racing to adopt the session, one adds the key.
+        if left <= 0 or not self._cache.add(self._key("adopted", session_id), principal, timeout=left):
+            again = self._opened(session_id)
+            return again[0] if again is not None and again[0].principal == principal else None
+        adopted = replace(session, principal=principal, address=None)
+        self._cache.set(self._key("session", session_id), (adopted, opened), timeout=left)
+        if opened is not None:
+            # Counted where it was made: taking it off nobody's counters and onto the user's keeps what
+            # end() takes off right.
+            for scope in self._session_scopes(session):
+                self._count(scope, conf.SESSION_MAX_AGE, opened, by=-1)
+            for scope in self._session_scopes(adopted):
+                self._count(scope, conf.SESSION_MAX_AGE, opened, by=1)
+        return adopted
+
+    def _adopted(self, session_id: str) -> bool:
+        return self._cache.get(self._key("adopted", session_id)) is not None
+
+    @staticmethod
+    def _call_kind(adopted: bool) -> str:
+        # The calls of an adopted session are kept apart from the ones it held as nobody's (class doc).
+        return "adopted-call" if adopted else "call"
+
+    @staticmethod
+    def _calls_scope(session_id: str, adopted: bool) -> tuple[str, ...]:
+        return ("calls", session_id, "adopted") if adopted else ("calls", session_id)
+
+    def _call(self, call_id: str, session_id: str) -> PendingCall | None:
+        """The session's call ``call_id``: of the ones made since its adoption, once it is adopted."""
+        plain, since_adoption = self._key("call", call_id), self._key("adopted-call", call_id)
+        adoption = self._key("adopted", session_id)
+        found = self._cache.get_many([plain, since_adoption, adoption])
+        call = found.get(since_adoption if adoption in found else plain)
+        return call if isinstance(call, PendingCall) and call.session == session_id else None
 
     def count_sessions(self, *, principal: str, address: str | None = None) -> Tally:
         scope = ("address", principal, address) if address is not None else ("principal", principal)
         return self._tally(scope, conf.SESSION_MAX_AGE)
 
     def count_calls(self, session_id: str) -> Tally:
-        return self._tally(("calls", session_id), conf.STATE_MAX_AGE)
+        return self._tally(self._calls_scope(session_id, self._adopted(session_id)), conf.STATE_MAX_AGE)
 
     @staticmethod
     def _session_scopes(session: Session) -> list[tuple[str, ...]]:
@@ -283,18 +362,20 @@ class CacheSessions:
 
     def save_call(self, call: PendingCall, events: tuple[Event, ...] = ()) -> None:
         timeout = conf.STATE_MAX_AGE
+        adopted = self._adopted(call.session)
+        key = self._key(self._call_kind(adopted), call.id)
         # add() tells the one worker that stores a call first, which counts it for its session's budget.
-        if self._cache.add(self._key("call", call.id), call, timeout=timeout):
-            self._count(("calls", call.session), timeout, time.time(), by=1)
+        if self._cache.add(key, call, timeout=timeout):
+            self._count(self._calls_scope(call.session, adopted), timeout, time.time(), by=1)
         else:
-            self._cache.set(self._key("call", call.id), call, timeout=timeout)
+            self._cache.set(key, call, timeout=timeout)
         for event in events:
             self._cache.set(self._key("event", event.id), event, timeout=timeout)
 
     def answer(self, session_id: str, request_id: str, result: Any) -> PendingCall | None:
         call_id = _call_id(request_id)
-        call: PendingCall | None = self._cache.get(self._key("call", call_id))
-        if call is None or call.session != session_id or call.done:
+        call = self._call(call_id, session_id)
+        if call is None or call.done:
             return None
         key = call.asked.get(request_id)
         # add() is atomic on every shared cache backend: one answer per request, whoever posts it twice.
@@ -316,8 +397,8 @@ class CacheSessions:
         return replace(call, answers=answers)
 
     def events_after(self, call_id: str, session_id: str, seen: int) -> Stream | None:
-        call: PendingCall | None = self._cache.get(self._key("call", call_id))
-        if call is None or call.session != session_id:
+        call = self._call(call_id, session_id)
+        if call is None:
             return None
         keys = [self._key("event", f"{call_id}:{seq}") for seq in range(seen + 1, call.events + 1)]
         found = self._cache.get_many(keys)

@@ -46,6 +46,10 @@ from mcpforms.protocol.state import ANONYMOUS
 from mcpforms.schema import OTHER_PATH_TYPES, property_schema
 
 NAME = re.compile(NAME_PATTERN)
+# RFC 6749 §3.3: scope tokens are printable ASCII but for '"' and '\\', separated by single spaces.
+SCOPE = re.compile(r"[\x21\x23-\x5b\x5d-\x7e]+( [\x21\x23-\x5b\x5d-\x7e]+)*")
+# The methods that list what a caller may use (rather than use it).
+LISTINGS = frozenset({"tools/list", "prompts/list"})
 ASKS_LATER = "Missing details are asked from the user."
 # What the description promises the model about asking the user: each sentence must hold for every call
 # of a tool with that policy, since the model plans its arguments (and what it tells the user) from it.
@@ -108,8 +112,17 @@ def ask_promise(ask: Ask, path: Path) -> str:
 
 def anonymous_shut_out(request: RequestContext, name: str) -> bool:
     """Whether ``request`` comes from a caller nobody authenticated, to whom its server does not open the
-    tool or prompt ``name`` (``Offering.anonymous_policy``)."""
-    return request.principal == ANONYMOUS and not anonymous_may_use(request.server, name)
+    tool or prompt ``name`` (``Offering.anonymous_policy``).
+
+    Except in a listing for a caller who may sign in (OAuth at the edge): a listing then shows them
+    what signing in opens, so that the model may call it and the call ask them to sign in (a 401, on
+    which hosts offer sign-in; a tool nobody lists is one the model never tries, and its user is never
+    asked). What also needs a permission stays out of it (``has_permission``): signing in opens that to
+    some users only, and the listing would show every stranger its name and schema.
+    """
+    if request.principal != ANONYMOUS or anonymous_may_use(request.server, name):
+        return False
+    return not (request.may_sign_in and request.method in LISTINGS)
 
 
 def holds(request: RequestContext, permission: str | None) -> bool:
@@ -150,6 +163,10 @@ class FormTool:
     annotations: Mapping[str, Any] | None = None
     #: The version of the form's definition, bound into every requestState (admin-defined forms).
     version: str | None = None
+    #: OAuth scopes (space-separated) an access token must carry to call the tool, besides the
+    #: endpoint's own (``OAUTH_SCOPES``); checked in addition to ``permission``, which still decides.
+    #: Personal access tokens and sessions carry every scope.
+    scope: str | None = None
 
     def __init__(self) -> None:
         form_class = getattr(self, "form_class", None)
@@ -159,6 +176,11 @@ class FormTool:
             raise RegistrationError(f"ask={self.ask!r} is not one of {', '.join(ASK_MODES)}.")
         if self.path not in PATHS:
             raise RegistrationError(f"path={self.path!r} is not one of {', '.join(PATHS)}.")
+        if self.scope is not None and not (isinstance(self.scope, str) and SCOPE.fullmatch(self.scope)):
+            raise RegistrationError(
+                f"scope={self.scope!r} must be OAuth scope names separated by single spaces "
+                "(RFC 6749 §3.3: printable ASCII without '\"' or '\\'), or None."
+            )
         if self.update and not is_model_form(form_class):
             raise RegistrationError(f"update=True needs a ModelForm; {form_class.__name__} is not one.")
         check_convertible(form_class)
@@ -181,6 +203,11 @@ class FormTool:
             opts = self.form_class._meta.model._meta  # type: ignore[attr-defined]
             return f"{opts.app_label}.change_{opts.model_name}"
         return None
+
+    @property
+    def required_scopes(self) -> tuple[str, ...]:
+        """The scopes of ``scope``, which a caller's access token must all carry to call the tool."""
+        return tuple(self.scope.split()) if self.scope else ()
 
     def may_use(self, request: RequestContext) -> bool:
         """Whether this request may see and use the tool, its submit tool and its ``ui://`` form: an
@@ -337,5 +364,6 @@ OPTIONS = (
     "output_schema",
     "annotations",
     "version",
+    "scope",
 )
 CALLABLES = ("handler", "queryset", "form_kwargs")

@@ -92,11 +92,6 @@ def tool_names(response: HttpResponse) -> list[str]:
 
 
 @pytest.fixture
-def ada() -> User:
-    return User.objects.create_user("ada", password="pw")
-
-
-@pytest.fixture
 def token(ada: User) -> str:
     return AccessToken.objects.issue(ada, "laptop")[1]
 

@@ -43,22 +43,6 @@ def scopes() -> Iterator[None]:
         yield
 
 
-@pytest.fixture
-def ada() -> User:
-    return User.objects.create_user("ada", password="pw")
-
-
-@pytest.fixture
-def application() -> Application:
-    return Application.objects.create(
-        name="An MCP client",
-        client_type=Application.CLIENT_PUBLIC,
-        authorization_grant_type=Application.GRANT_AUTHORIZATION_CODE,
-        redirect_uris=REDIRECT,
-        skip_authorization=True,
-    )
-
-
 def issue(application: Application, user: User, *, resource: str | None, scope: str = "mcp") -> str:
     """Walk django-oauth-toolkit's authorization-code flow with PKCE, as an MCP client does."""
     verifier = secrets.token_urlsafe(48)
@@ -75,7 +59,7 @@ def issue(application: Application, user: User, *, resource: str | None, scope: 
     }
     if resource is not None:
         query["resource"] = resource
-    redirect = browser.get("/o/authorize/", query)
+    redirect = browser.get("/oauth/authorize/", query)
     assert redirect.status_code == 302, redirect.content
     code = parse_qs(urlsplit(redirect["Location"]).query)["code"][0]
     form = {
@@ -87,7 +71,7 @@ def issue(application: Application, user: User, *, resource: str | None, scope: 
     }
     if resource is not None:
         form["resource"] = resource
-    response = Client().post("/o/token/", form)
+    response = Client().post("/oauth/token/", form)
     assert response.status_code == 200, response.content
     token: str = response.json()["access_token"]
     return token
@@ -101,7 +85,7 @@ def test_the_protected_resource_metadata_names_the_configured_endpoint_its_scope
         assert document["scopes_supported"] == ["mcp"]  # what a token must carry here (RFC 9728 §2)
         assert document["bearer_methods_supported"] == ["header"]
     assert Client().get("/.well-known/oauth-protected-resource/mcp").json()["authorization_servers"] == [
-        "http://testserver/o"
+        "http://testserver/oauth"
     ]
 
 
@@ -233,3 +217,12 @@ def test_no_required_scope_is_a_choice_the_settings_make(application, ada):
         post("tools/list", token=issue(application, ada, resource=ENDPOINT, scope="read")).status_code == 200
     )
     assert "scope=" not in post("tools/list")["WWW-Authenticate"]
+
+
+@override_settings(MCPFORMS=BOTH, ROOT_URLCONF="tests.urls_without_oauth")
+def test_without_the_metadata_mounted_the_challenge_names_no_document():
+    # mcpforms.W301 says the urls are missing; until they are mounted, a caller still gets a clear 401.
+    response = post("tools/list")
+    assert response.status_code == 401
+    assert response["WWW-Authenticate"] == 'Bearer realm="mcp", scope="mcp"'
+    assert body(response)["error"]["code"] == -32600

@@ -4,11 +4,15 @@ for exactly one of the requests that carry them."""
 from __future__ import annotations
 
 import json
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 from typing import Any
 
 import pytest
+from django import forms
+from django.contrib.auth.models import AnonymousUser, User
 from django.core.cache import cache
 from django.core.cache.backends.base import InvalidCacheKey, memcache_key_warnings
 from django.core.cache.backends.locmem import LocMemCache
@@ -16,12 +20,18 @@ from django.http import HttpResponse
 from django.http.response import HttpResponseBase
 from django.test import RequestFactory, override_settings
 from django.utils import timezone
+from oauth2_provider.models import Application
 
 from mcpforms.api import serve
 from mcpforms.models import LegacySession
-from mcpforms.protocol.server import default_server
+from mcpforms.protocol.context import RequestContext
+from mcpforms.protocol.server import Server, default_server
 from mcpforms.protocol.sessions import Event, MemorySessions, PendingCall, Session, SessionStore
+from mcpforms.registry import register
 from mcpforms.sessions import CacheSessions, DatabaseSessions
+from mcpforms.tools import FormTool
+from tests.forms import SignupForm
+from tests.test_oauth import REDIRECT, issue
 
 pytestmark = pytest.mark.django_db
 
@@ -275,3 +285,191 @@ def test_a_2025_form_flow_completes_on_memcached():
     assert ended.status_code == 200
     ping = {"jsonrpc": "2.0", "id": 3, "method": "ping"}
     assert over_http("POST", ping, HTTP_MCP_SESSION_ID=session).status_code == 404
+
+
+# ---- a session opened anonymously is adopted by the first user who signs in on it --------------------------
+
+
+def test_an_anonymous_session_is_adopted_by_the_first_user_with_its_anonymous_calls_dropped(store):
+    session(store, address="192.0.2.1")
+    waiting(store, "name")
+    adopted = store.adopt("s1", "user:1")
+    assert adopted is not None and adopted.principal == "user:1"
+    assert adopted.address is None  # a user's session is budgeted by its user, not by an address
+    assert store.get("s1") == adopted
+    # What was asked as nobody does not go on as the user: the anonymous call is gone.
+    assert store.events_after("c1", "s1", 0) is None
+    assert store.answer("s1", "c1-1", {"action": "accept", "content": {"name": "Ada"}}) is None
+    assert store.count_calls("s1").count == 0
+    # The session moved from the anonymous budgets to the user's.
+    assert store.count_sessions(principal="anonymous").count == 0
+    assert store.count_sessions(principal="anonymous", address="192.0.2.1").count == 0
+    assert store.count_sessions(principal="user:1").count == 1
+    # The user's own calls from now on are kept and counted.
+    waiting(store, "name", call_id="c2")
+    assert store.events_after("c2", "s1", 0) is not None
+    assert store.count_calls("s1").count == 1
+    assert store.end("s1") is True
+    assert store.count_sessions(principal="user:1").count == 0
+
+
+def test_an_adopted_session_is_its_users_for_good(store):
+    session(store)
+    assert store.adopt("s1", "user:1") is not None
+    waiting(store, "name")
+    assert store.adopt("s1", "user:2") is None  # the other user lost the race
+    assert store.adopt("s1", "anonymous") is None  # never anonymous again
+    again = store.adopt("s1", "user:1")  # the same user's request that raced its own: still theirs
+    assert again is not None and again.principal == "user:1"
+    found = store.get("s1")
+    assert found is not None and found.principal == "user:1"
+    assert store.events_after("c1", "s1", 0) is not None  # nor did the repeat drop the user's call
+
+
+def test_nobody_adopts_and_a_users_session_and_an_unknown_one_are_never_adopted(store):
+    session(store, "s0")
+    waiting(store, "name", call_id="c0", session_id="s0")
+    assert store.adopt("s0", "anonymous") is None  # nobody adopts: what nobody asked stays
+    assert store.events_after("c0", "s0", 0) is not None
+    session(store, principal="user:1")
+    waiting(store, "name")
+    assert store.adopt("s1", "user:2") is None
+    assert store.adopt("s1", "anonymous") is None
+    assert store.adopt("nope", "user:2") is None
+    found = store.get("s1")
+    assert found is not None and found.principal == "user:1"
+    assert store.events_after("c1", "s1", 0) is not None
+    assert store.count_sessions(principal="user:2").count == 0
+
+
+@override_settings(MCPFORMS={"SESSION_MAX_AGE": 60})
+def test_an_expired_session_is_not_adopted(store, monkeypatch):
+    session(store)
+    later = time.time() + 3 * 60
+    monkeypatch.setattr(time, "time", lambda: later)
+    LegacySession.objects.update(created=timezone.now() - timedelta(minutes=3))
+    assert store.adopt("s1", "user:1") is None
+    assert store.count_sessions(principal="user:1").count == 0
+
+
+@pytest.mark.parametrize("made", [MemorySessions, CacheSessions])
+def test_of_users_adopting_one_session_at_once_exactly_one_wins(made):
+    cache.clear()
+    racing: SessionStore = made()
+    session(racing)
+    start = threading.Barrier(8)
+
+    def adopt(user: int) -> str | None:
+        start.wait()
+        adopted = racing.adopt("s1", f"user:{user}")
+        return adopted.principal if adopted is not None else None
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        won = [principal for principal in pool.map(adopt, range(8)) if principal is not None]
+    found = racing.get("s1")
+    assert len(won) == 1 and found is not None and found.principal == won[0]
+    assert sum(racing.count_sessions(principal=f"user:{user}").count for user in range(8)) == 1
+
+
+def test_a_stale_write_of_a_cached_session_does_not_make_an_adopted_one_anonymous_again():
+    cache.clear()
+    cached = CacheSessions()
+    opened = session(cached)
+    stale = cache.get(cached._key("session", "s1"))
+    assert cached.adopt("s1", "user:1") is not None
+    # A worker that read the session before the adoption writes it back (set_log_level does so).
+    cache.set(cached._key("session", "s1"), stale)
+    found = cached.get("s1")
+    assert found is not None and found.principal == "user:1" and found.id == opened.id
+
+
+# ---- over HTTP: an anonymous client meets the 401, signs in and goes on in the same session ----------------
+
+OAUTH = override_settings(
+    MCPFORMS={
+        "AUTHENTICATION": ["mcpforms.auth.AccessTokenAuth", "mcpforms.oauth.OAuth2Auth"],
+        "BASE_URL": "http://testserver",
+    },
+    OAUTH2_PROVIDER={"SCOPES": {"mcp": "Use this site's forms"}, "DEFAULT_SCOPES": ["mcp"]},
+)
+STORES = {"memory": MemorySessions, "cache": CacheSessions, "database": DatabaseSessions}
+
+
+class MembersTool(FormTool):
+    """A form only a signed-in user may fill; it says whose it was."""
+
+    form_class = SignupForm
+    name = "members"
+
+    def handle(self, request: RequestContext, form: forms.BaseForm) -> Any:
+        return {"plan": form.cleaned_data["plan"], "principal": request.principal}
+
+
+def signing_in_server(store: SessionStore) -> Server:
+    """Anonymous callers get in (for "signup"); "members" needs a user."""
+    server = Server(key="signing-in", allow_anonymous=["signup"], sessions=store)
+    register(SignupForm, server=server, name="signup")
+    register(MembersTool, server=server)
+    return server
+
+
+def post_2025(
+    server: Server, body: dict[str, Any], *, session: str | None, token: str | None
+) -> HttpResponse:
+    headers: dict[str, Any] = {"HTTP_MCP_PROTOCOL_VERSION": "2025-11-25"}
+    if session is not None:
+        headers["HTTP_MCP_SESSION_ID"] = session
+    if token is not None:
+        headers["HTTP_AUTHORIZATION"] = f"Bearer {token}"
+    request = RequestFactory().post("/mcp", json.dumps(body), content_type="application/json", **headers)
+    request.user = AnonymousUser()
+    response = serve(server, request)
+    assert isinstance(response, HttpResponse), response
+    return response
+
+
+@OAUTH
+@pytest.mark.django_db(transaction=True)  # the call runs on a worker thread, which sees committed rows only
+@pytest.mark.parametrize("made", STORES.values(), ids=STORES.keys())
+def test_a_client_that_signs_in_goes_on_in_the_session_it_opened_anonymously(made):
+    cache.clear()
+    server = signing_in_server(made())
+    application = Application.objects.create(
+        name="An MCP client",
+        client_type=Application.CLIENT_PUBLIC,
+        authorization_grant_type=Application.GRANT_AUTHORIZATION_CODE,
+        redirect_uris=REDIRECT,
+        skip_authorization=True,
+    )
+    ada, bob = User.objects.create_user("ada"), User.objects.create_user("bob")
+    ada_token = issue(application, ada, resource="http://testserver/mcp")
+    bob_token = issue(application, bob, resource="http://testserver/mcp")
+    params = {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "signs-in-later", "version": "1"},
+    }
+    initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params}
+    opened = post_2025(server, initialize, session=None, token=None)
+    assert opened.status_code == 200, opened.content
+    session = opened["Mcp-Session-Id"]
+    call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call"} | {
+        "params": {"name": "members", "arguments": {"email": "ada@example.com", "plan": "pro"}}
+    }
+
+    refused = post_2025(server, call, session=session, token=None)
+    assert refused.status_code == 401, refused.content
+    assert refused["WWW-Authenticate"].startswith('Bearer realm="mcp", resource_metadata=')
+
+    # The client signs in and sends the same request again, in the same session: it runs as Ada.
+    answered = post_2025(server, call, session=session, token=ada_token)
+    assert answered.status_code == 200, answered.content
+    assert json_of(answered)["result"]["structuredContent"] == {"plan": "pro", "principal": f"user:{ada.pk}"}
+
+    # From now on the session is Ada's: neither nobody nor Bob may name it.
+    ping = {"jsonrpc": "2.0", "id": 3, "method": "ping"}
+    anonymous = post_2025(server, ping, session=session, token=None)
+    assert (anonymous.status_code, json_of(anonymous)) == (404, NOT_FOUND | {"id": 3})
+    other = post_2025(server, ping, session=session, token=bob_token)
+    assert (other.status_code, json_of(other)) == (404, NOT_FOUND | {"id": 3})
+    assert post_2025(server, ping, session=session, token=ada_token).status_code == 200

@@ -23,15 +23,18 @@ from collections.abc import Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
+from django.contrib.auth.decorators import login_not_required
 from django.http import Http404, HttpRequest, HttpResponse
-from django.urls import path, reverse
+from django.urls import NoReverseMatch, path, reverse
 from ninja.security import HttpBearer
 from oauth2_provider.oauth2_backends import get_oauthlib_core
+from oauth2_provider.settings import oauth2_settings
 from oauth2_provider.views import OAuthProtectedResourceMetadataView
 
-from mcpforms.auth import Challenge, bearer_challenge
+from mcpforms.auth import Challenge, insufficient_scope, limit_scopes
 from mcpforms.conf import conf
 from mcpforms.models import ACCESS_TOKEN_PREFIX
+from mcpforms.oauth.metadata import issuer
 
 logger = logging.getLogger(__name__)
 
@@ -114,33 +117,37 @@ class OAuth2Auth(HttpBearer):
             return None
         required = self.required_scopes()
         if not access_token.allow_scopes(required):
-            raise self._insufficient_scope(request, required)
+            raise self._insufficient_scope(request, required, access_token.scope.split())
+        # What a tool's own scope is checked against (FormTool.scope), on top of Django's permissions.
+        limit_scopes(request, access_token.scope.split())
         return user
 
     def required_scopes(self) -> list[str]:
         """The scopes every token must carry, as the challenges and the metadata name them."""
         return list(conf.OAUTH_SCOPES)
 
-    def resource_metadata_url(self, request: HttpRequest) -> str:
+    def resource_metadata_url(self, request: HttpRequest) -> str | None:
         """Where this endpoint's protected-resource metadata lives (RFC 9728 §3.1: the well-known prefix,
-        then the endpoint's own path), on the site ``BASE_URL`` names when it is set."""
-        location = reverse(METADATA_URL_NAME, args=[request.path.strip("/")])
+        then the endpoint's own path), on the site ``BASE_URL`` names when it is set; None when
+        ``mcpforms.oauth.urls`` is not mounted (``mcpforms.W301``), so the challenge names no document
+        rather than the request failing."""
+        try:
+            location = reverse(METADATA_URL_NAME, args=[request.path.strip("/")])
+        except NoReverseMatch:
+            return None
         base = conf.BASE_URL
         if isinstance(base, str) and base:
             return base.rstrip("/") + location  # where the site serves it, as URL-mode links are built
         return request.build_absolute_uri(location)
 
-    def _insufficient_scope(self, request: HttpRequest, required: list[str]) -> Challenge:
+    def _insufficient_scope(self, request: HttpRequest, required: list[str], held: list[str]) -> Challenge:
         # The 2026-07-28 spec: the challenge names every scope the operation needs, in one go.
-        needed = " ".join(required)
+        missing = " ".join(scope for scope in required if scope not in held)
         return Challenge(
             403,
-            f"Forbidden: the access token lacks the scope {needed}; ask the authorization server for it",
-            www_authenticate=bearer_challenge(
-                resource_metadata=self.resource_metadata_url(request),
-                scopes=required,
-                error="insufficient_scope",
-                description=f"The access token lacks the scope {needed}",
+            f"Forbidden: the access token lacks the scope {missing}; ask the authorization server for it",
+            www_authenticate=insufficient_scope(
+                resource_metadata=self.resource_metadata_url(request), scopes=required, held=held
             ),
         )
 
@@ -170,18 +177,29 @@ class ProtectedResourceMetadataView(OAuthProtectedResourceMetadataView):  # type
     def get_scopes_supported(self) -> list[str]:
         return list(conf.OAUTH_SCOPES)
 
+    def get_authorization_servers(self, request: HttpRequest) -> list[str]:
+        # The issuer mcpforms.oauth.metadata publishes, from BASE_URL: a client builds the metadata URL
+        # from this string and drops a document whose issuer differs (MCP spec 2026-07-28). Servers the
+        # project names itself (OAUTH2_PROTECTED_RESOURCE_AUTHORIZATION_SERVERS) come first.
+        published = issuer()
+        if published is None or oauth2_settings.OAUTH2_PROTECTED_RESOURCE_AUTHORIZATION_SERVERS:
+            servers: list[str] = super().get_authorization_servers(request)
+            return servers
+        return [published]
+
 
 urls = [
     # The endpoint's own document, which the 401 points at: its resource is the endpoint's URL.
     path(
         ".well-known/oauth-protected-resource/<path:resource_path>",
-        ProtectedResourceMetadataView.as_view(),
+        # Public, as OAuth discovery must be: clients read it before anyone signs in.
+        login_not_required(ProtectedResourceMetadataView.as_view()),
         name=METADATA_URL_NAME,
     ),
     # The origin's document, for clients that look there first: only with OAUTH_ACCEPT_ORIGIN_AUDIENCE.
     path(
         ".well-known/oauth-protected-resource",
-        ProtectedResourceMetadataView.as_view(),
+        login_not_required(ProtectedResourceMetadataView.as_view()),
         name=f"{METADATA_URL_NAME}-root",
     ),
 ]

@@ -17,6 +17,29 @@ DEFAULT_SERVER = "default"
 LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
 
+@dataclass(frozen=True)
+class Access:
+    """What the transport knows of the caller's credentials besides who they are.
+
+    ``scopes``: the OAuth scopes the caller's access token carries; None for credentials that carry
+    every scope (a personal access token, the Django session, stdio): Django permissions decide alone.
+    ``sign_in``: whether the transport can ask an anonymous caller to sign in (HTTP with OAuth: a 401
+    challenge a host answers by signing the user in).
+    """
+
+    scopes: frozenset[str] | None = None
+    sign_in: bool = False
+
+    def lacks(self, scopes: Iterable[str]) -> tuple[str, ...]:
+        """Those of ``scopes`` the credentials do not carry, in order."""
+        if self.scopes is None:
+            return ()
+        return tuple(scope for scope in scopes if scope not in self.scopes)
+
+
+EVERY_SCOPE = Access()
+
+
 @dataclass
 class _Progress:
     last: float | None = None
@@ -30,6 +53,7 @@ class RequestContext:
     verified against this very call (``server``, ``binding``, arguments, principal), so a handler can
     trust it. ``server`` is the key of the server serving the request (``Offering.key``).
     ``client_info`` is the client's Implementation object from ``_meta``, when it sent one.
+    ``access`` is what the transport knows of the caller's credentials (their OAuth scopes).
     """
 
     method: str
@@ -49,8 +73,15 @@ class RequestContext:
     # The least severe level the client wants notifications/message for; None: it wants none.
     log_level: str | None = None
     state_version: str | None = None
+    access: Access = EVERY_SCOPE
     _notify: Notify | None = field(default=None, repr=False, compare=False)
     _progress: _Progress = field(default_factory=_Progress, repr=False, compare=False)
+
+    @property
+    def may_sign_in(self) -> bool:
+        """Whether the caller is anonymous and the transport can ask them to sign in, so that what
+        they may not use yet is worth a ``SignInRequired`` rather than an "unknown" answer."""
+        return self.access.sign_in and self.principal == ANONYMOUS
 
     def supports_elicitation(self, mode: ElicitationMode = "form") -> bool:
         """Tell whether this request's client can answer an elicitation in ``mode``."""

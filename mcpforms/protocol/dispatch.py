@@ -14,7 +14,7 @@ from typing import Any
 
 from mcpforms.conf import conf
 from mcpforms.protocol import legacy, results
-from mcpforms.protocol.context import Notify
+from mcpforms.protocol.context import EVERY_SCOPE, Access, Notify
 from mcpforms.protocol.envelope import read_envelope
 from mcpforms.protocol.errors import (
     INTERNAL_ERROR,
@@ -22,6 +22,7 @@ from mcpforms.protocol.errors import (
     failure,
     http_status,
     method_not_found,
+    status_of,
 )
 from mcpforms.protocol.jsonrpc import Message, error_response, read_message, readable_id, result_response
 from mcpforms.protocol.methods import INPUT_REQUIRED_METHODS, METHODS, Call, validate_params
@@ -41,12 +42,20 @@ def handle(
     user: Any,
     notify: Notify | None,
     address: str | None = None,
+    access: Access = EVERY_SCOPE,
 ) -> Reply:
     if era_of(payload, headers) == "legacy":
         # Only the 2025 era keeps anything per client, so only it needs the client's address.
         sessions = server.sessions
         return legacy.handle(
-            server, payload, headers=headers, user=user, notify=notify, sessions=sessions, address=address
+            server,
+            payload,
+            headers=headers,
+            user=user,
+            notify=notify,
+            sessions=sessions,
+            address=address,
+            access=access,
         )
     request_id = readable_id(payload)
     try:
@@ -55,9 +64,10 @@ def handle(
             # Spec §8.4: accepted notifications get 202 and no body. None is defined for HTTP clients.
             return ACCEPTED
         assert message.id is not None
-        return Reply(200, result_response(message.id, _answer(server, message, headers, user, notify)))
+        answer = _answer(server, message, headers, user, notify, access)
+        return Reply(200, result_response(message.id, answer))
     except ProtocolError as error:
-        return Reply(http_status(error.code), error_response(request_id, error))
+        return Reply(status_of(error), error_response(request_id, error))
     except Exception as error:  # a bug is -32603; a database out of reach a 503 to retry
         failed = failure(error, request_id)
         return Reply(http_status(failed.code), error_response(request_id, failed))
@@ -69,6 +79,7 @@ def _answer(
     headers: Mapping[str, str] | None,
     user: Any,
     notify: Notify | None,
+    access: Access,
 ) -> dict[str, Any]:
     envelope = read_envelope(message, headers)
     method = METHODS.get(message.method)
@@ -76,7 +87,7 @@ def _answer(
         raise method_not_found(message.method)
     validate_params(message, envelope.protocol_version)
     principal = principal_for(user)
-    call = Call(server, message, envelope, user, principal, notify, headers)
+    call = Call(server, message, envelope, user, principal, notify, headers, access)
     result = method.run(call)
     if not isinstance(result, Mapping):
         logger.error("The %s handler returned %r instead of a dict", message.method, type(result))

@@ -44,8 +44,16 @@ def http_status(code: int) -> int:
     return _HTTP_STATUS.get(code, 200)
 
 
+def status_of(error: ProtocolError) -> int:
+    """Return the HTTP status of a response carrying ``error``: its own, else its code's."""
+    return error.status if error.status is not None else http_status(error.code)
+
+
 class ProtocolError(Exception):
     """A JSON-RPC error to send back instead of a result."""
+
+    #: The HTTP status of a response carrying this error where it is not its code's (``http_status``).
+    status: int | None = None
 
     def __init__(self, code: int, message: str, data: Any = None) -> None:
         super().__init__(message)
@@ -59,6 +67,42 @@ class ProtocolError(Exception):
         if self.data is not None:
             error["data"] = self.data
         return error
+
+
+class SignInRequired(ProtocolError):
+    """An anonymous caller asked for something that exists but needs a signed-in user, on a transport
+    that can ask them to sign in (``Access.sign_in``): 401, which the edge sends with its challenge.
+
+    MCP hosts start sign-in only on a transport-level 401 (2025-11-25 and 2026-07-28 authorization,
+    "lazy" authentication): an "Unknown tool" would leave the user no way in.
+    """
+
+    status = 401
+
+    def __init__(self, what: str) -> None:
+        super().__init__(
+            INVALID_REQUEST,
+            f"Unauthorized: {what} needs a signed-in user; sign in (the WWW-Authenticate header says how) "
+            "and call again",
+        )
+
+
+class InsufficientScope(ProtocolError):
+    """The caller's access token lacks some of the ``scopes`` what it called needs: 403, which the edge
+    sends with an ``insufficient_scope`` challenge naming them all (RFC 6750 §3.1; MCP authorization,
+    step-up: every scope the operation needs, in one challenge). ``data`` carries ``scopes`` for the
+    edge, and for any client that reads the body."""
+
+    status = 403
+
+    def __init__(self, what: str, scopes: tuple[str, ...], *, missing: tuple[str, ...]) -> None:
+        super().__init__(
+            INVALID_REQUEST,
+            f"Forbidden: {what} needs the scope {' '.join(scopes)} and the access token lacks "
+            f"{' '.join(missing)}; ask the authorization server for it",
+            {"scopes": list(scopes)},
+        )
+        self.scopes = scopes
 
 
 class ToolError(Exception):

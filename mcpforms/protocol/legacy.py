@@ -19,7 +19,7 @@ from typing import Any
 from mcpforms.conf import conf
 from mcpforms.protocol.budgets import OverBudget, address_scope, check_call_budget, check_session_budget
 from mcpforms.protocol.capabilities import client_implementation, retained_capabilities
-from mcpforms.protocol.context import LOG_LEVELS, Notify
+from mcpforms.protocol.context import EVERY_SCOPE, LOG_LEVELS, Access, Notify
 from mcpforms.protocol.envelope import Envelope
 from mcpforms.protocol.errors import (
     INTERNAL_ERROR,
@@ -29,6 +29,7 @@ from mcpforms.protocol.errors import (
     http_status,
     invalid_params,
     method_not_found,
+    status_of,
 )
 from mcpforms.protocol.jsonrpc import Message, error_response, read_message, readable_id, result_response
 from mcpforms.protocol.methods import INPUT_REQUIRED_METHODS, METHODS, Call, validate_params
@@ -70,9 +71,11 @@ def handle(
     notify: Notify | None,
     sessions: SessionStore,
     address: str | None = None,
+    access: Access = EVERY_SCOPE,
 ) -> Reply:
     """Answer one decoded 2025-era message; never raises. ``address`` is the client's network address,
-    from the transport (None over stdio), which anonymous sessions are budgeted by."""
+    from the transport (None over stdio), which anonymous sessions are budgeted by; ``access`` what it
+    knows of the caller's credentials (``Server.handle``)."""
     request_id = readable_id(payload)
     try:
         if (
@@ -80,7 +83,7 @@ def handle(
             and "method" not in payload
             and ("result" in payload or "error" in payload)
         ):
-            return _client_answer(server, payload, headers or {}, user, sessions)
+            return _client_answer(server, payload, headers or {}, user, sessions, access)
         message = read_message(payload)
         if message.method == "initialize":
             return _initialize(server, message, user, sessions, address)
@@ -101,13 +104,18 @@ def handle(
                 raise invalid_params(f"Invalid params: level must be one of {', '.join(LOG_LEVELS)}")
             sessions.set_log_level(session.id, level)
             return Reply(200, result_response(message.id, {}))
-        return _request(server, message, session, user, notify, sessions)
+        return _request(server, message, session, user, notify, sessions, access)
     except ProtocolError as error:
-        headers_out = error.headers if isinstance(error, OverBudget) else {}
-        return Reply(_http(error), error_response(request_id, error), headers=headers_out)
+        return _refusal(error, request_id)
     except Exception as error:  # a bug is -32603; a database or cache out of reach a 503 to retry
         failed = failure(error, request_id)
         return Reply(http_status(failed.code), error_response(request_id, failed))
+
+
+def _refusal(error: ProtocolError, request_id: Any) -> Reply:
+    """The answer to a request refused: its status, and Retry-After for a budget (RFC 6585)."""
+    headers = error.headers if isinstance(error, OverBudget) else {}
+    return Reply(status_of(error), error_response(request_id, error), headers=headers)
 
 
 def _initialize(
@@ -152,11 +160,27 @@ def _session(server: Offering, headers: Mapping[str, str], user: Any, sessions: 
     if not session_id:
         raise SessionError(NO_SESSION, "Bad Request: Mcp-Session-Id header is required", status=400)
     session = sessions.get(session_id.strip())
+    principal = principal_for(user)
     # A session belongs to who opened it, on the server they opened it on (servers may share a store):
-    # another user's request, or another server's, is told it does not exist.
-    if session is None or session.principal != principal_for(user) or session.server != server.key:
+    # another user's request, or another server's, is told it does not exist. One exception: a session
+    # opened anonymously becomes the first user's who names it (SessionStore.adopt says why that is
+    # safe), for a client that met a 401, signed in and sends the same request again in it (the Python
+    # SDK does not open a new session after a 404, so its sign-in would never complete).
+    if session is not None and session.server == server.key and session.principal != principal:
+        session = _adopted(session, principal, sessions)
+    if session is None or session.principal != principal or session.server != server.key:
         raise SessionError(UNKNOWN_SESSION, "Session not found", status=404)
     return session
+
+
+def _adopted(session: Session, principal: str, sessions: SessionStore) -> Session | None:
+    """The session as ``principal``'s, when it was anonymous and they may keep one more; None when it
+    is someone else's, or another user adopted it first."""
+    if session.principal != ANONYMOUS or principal == ANONYMOUS:
+        return None
+    # Adopting makes the user keep one more session: within their budget, or the 429 initialize gives.
+    check_session_budget(sessions, principal=principal, address=None)
+    return sessions.adopt(session.id, principal)
 
 
 def _request(
@@ -166,6 +190,7 @@ def _request(
     user: Any,
     notify: Notify | None,
     sessions: SessionStore,
+    access: Access,
 ) -> Reply:
     assert message.id is not None
     method = METHODS.get(message.method)
@@ -175,7 +200,7 @@ def _request(
     # The handler gets only the arguments the call may have to keep: every later round runs on what the
     # call kept, and the requestState's digest of the arguments must match them (spec §6.4).
     message = replace(message, params=_known_arguments(server, message))
-    result = _run(server, message, session, user, notify)
+    result = _run(server, message, session, user, notify, access)
     assert message.id is not None
     if result.get("resultType") == "input_required" and message.method in INPUT_REQUIRED_METHODS:
         check_call_budget(sessions, session.id)
@@ -196,6 +221,7 @@ def _run(
     session: Session,
     user: Any,
     notify: Notify | None,
+    access: Access,
 ) -> dict[str, Any]:
     """Run the method as a 2026 handler would see it: the session stands in for the envelope."""
     meta = message.params.get("_meta")
@@ -211,7 +237,9 @@ def _run(
     params = {**message.params, "_meta": meta if isinstance(meta, dict) else {}}
     # No headers: a 2025 client mirrors no arguments into Mcp-Param-* headers (2026-07-28 §8.2), so the
     # check of them is not for its requests, over HTTP or stdio.
-    call = Call(server, replace(message, params=params), envelope, user, session.principal, notify)
+    call = Call(
+        server, replace(message, params=params), envelope, user, session.principal, notify, access=access
+    )
     result = METHODS[message.method].run(call)
     if not isinstance(result, Mapping):
         logger.error("The %s handler returned %r instead of a dict", message.method, type(result))
@@ -331,7 +359,12 @@ def _finish(
 
 
 def _client_answer(
-    server: Offering, payload: dict[str, Any], headers: Mapping[str, str], user: Any, sessions: SessionStore
+    server: Offering,
+    payload: dict[str, Any],
+    headers: Mapping[str, str],
+    user: Any,
+    sessions: SessionStore,
+    access: Access,
 ) -> Reply:
     """The client's answer to a request the server sent; the one that completes a round runs the next."""
     session = _session(server, headers, user, sessions)
@@ -350,7 +383,7 @@ def _client_answer(
         # now waits for the page, and the client's polls see when it is done.
         sessions.save_call(replace(call, waiting=True))
         return ACCEPTED
-    _next_step(server, call, session, user, sessions)
+    _next_step(server, call, session, user, sessions, access=access)
     return ACCEPTED
 
 
@@ -368,6 +401,7 @@ def _next_step(
     user: Any,
     sessions: SessionStore,
     *,
+    access: Access,
     before: tuple[dict[str, Any], ...] = (),
 ) -> tuple[Event, ...] | None:
     """Run the handler again with the round's answers; add what it returns to the stream. None when the
@@ -377,7 +411,8 @@ def _next_step(
         params["requestState"] = call.request_state
     message = Message(method=call.method, params=params, id=call.request_id)
     try:
-        result = _run(server, message, session, user, None)
+        # The credentials of the request that brought this round on, as a 2026 round would be judged.
+        result = _run(server, message, session, user, None, access)
     except ProtocolError as error:
         return _finish(call, error_response(call.request_id, error), sessions, before=before)
     except Exception as error:
@@ -405,7 +440,12 @@ def _only_pages(result: Mapping[str, Any]) -> bool:
 
 
 def resume(
-    server: Offering, headers: Mapping[str, str], last_event_id: str | None, user: Any, sessions: SessionStore
+    server: Offering,
+    headers: Mapping[str, str],
+    last_event_id: str | None,
+    user: Any,
+    sessions: SessionStore,
+    access: Access = EVERY_SCOPE,
 ) -> Reply:
     """A ``GET`` with ``Last-Event-ID``: what the call's stream holds after that event (SEP-1699).
 
@@ -432,12 +472,12 @@ def resume(
                 }
                 for page in call.pages
             )
-            events = list(_next_step(server, call, session, user, sessions, before=done) or ())
+            events = list(_next_step(server, call, session, user, sessions, access=access, before=done) or ())
         if not events:
             return Reply(200, events=(Event(id=last_event_id.strip(), retry_ms=conf.RETRY_MS),))
         return Reply(200, events=tuple(events))
     except ProtocolError as error:
-        return Reply(_http(error), error_response(None, error))
+        return _refusal(error, None)
 
 
 # The event ids the server sends are "<call id>:<n>", n an ASCII count. Anything else names no stream
@@ -460,7 +500,7 @@ def end(server: Offering, headers: Mapping[str, str], user: Any, sessions: Sessi
     try:
         session = _session(server, headers, user, sessions)
     except ProtocolError as error:
-        return Reply(_http(error), error_response(None, error))
+        return _refusal(error, None)
     sessions.end(session.id)
     return Reply(200)
 
@@ -468,7 +508,3 @@ def end(server: Offering, headers: Mapping[str, str], user: Any, sessions: Sessi
 _NO_STANDALONE = (
     "Method Not Allowed: this server sends nothing outside a call, so it offers no standalone stream"
 )
-
-
-def _http(error: ProtocolError) -> int:
-    return error.status if isinstance(error, SessionError | OverBudget) else http_status(error.code)

@@ -15,9 +15,16 @@ from pydantic import ValidationError
 
 from mcpforms.conf import conf
 from mcpforms.protocol.catalog import Deferred, listed
-from mcpforms.protocol.context import Notify, RequestContext
+from mcpforms.protocol.context import EVERY_SCOPE, Access, Notify, RequestContext
 from mcpforms.protocol.envelope import Envelope
-from mcpforms.protocol.errors import ToolError, invalid_params, invalid_state, method_not_found
+from mcpforms.protocol.errors import (
+    ProtocolError,
+    SignInRequired,
+    ToolError,
+    invalid_params,
+    invalid_state,
+    method_not_found,
+)
 from mcpforms.protocol.jsonrpc import Message
 from mcpforms.protocol.offering import Offering
 from mcpforms.protocol.pagination import page
@@ -43,6 +50,7 @@ class Call:
     principal: str
     notify: Notify | None
     headers: Mapping[str, str] | None = None
+    access: Access = EVERY_SCOPE
 
     @property
     def params(self) -> dict[str, Any]:
@@ -89,6 +97,7 @@ def _context(call: Call, *, binding: str, arguments: Any, state_version: str | N
         progress_token=call.envelope.progress_token,
         log_level=call.envelope.log_level,
         state_version=state_version,
+        access=call.access,
         _notify=call.notify,
     )
 
@@ -135,7 +144,16 @@ def _caller(call: Call, name: str) -> RequestContext:
         user=call.user,
         principal=call.principal,
         server=call.server.key,
+        access=call.access,
     )
+
+
+def hidden(ctx: RequestContext, what: str, unknown: ProtocolError) -> ProtocolError:
+    """What a caller hears of ``what``, which exists but which they may not see: ``unknown``, the
+    answer for a name that does not exist, so that nothing says it does — unless they are anonymous and
+    may sign in (OAuth at the edge), which may open it: then ``SignInRequired``, the 401 that makes a
+    host offer sign-in. Offering OAuth tells anonymous callers that much about which names exist."""
+    return SignInRequired(what) if ctx.may_sign_in else unknown
 
 
 def list_tools(call: Call) -> dict[str, Any]:
@@ -164,8 +182,12 @@ def list_prompts(call: Call) -> dict[str, Any]:
 def _prompt(call: Call, name: Any) -> Prompt:
     """The prompt ``name``, or -32602: a prompt the caller may not see is, to them, no prompt at all."""
     prompt: Prompt | None = call.server.prompts.get(name) if isinstance(name, str) else None
-    if prompt is None or not prompt.visible_to(_caller(call, f"prompt:{name}")):
-        raise invalid_params(f"Unknown prompt: {name}")
+    unknown = invalid_params(f"Unknown prompt: {name}")
+    if prompt is None:
+        raise unknown
+    caller = _caller(call, f"prompt:{name}")
+    if not prompt.visible_to(caller):
+        raise hidden(caller, f"the prompt {name!r}", unknown)
     return prompt
 
 
@@ -181,9 +203,13 @@ def list_resource_templates(call: Call) -> dict[str, Any]:
 def call_tool(call: Call) -> dict[str, Any]:
     name = call.params["name"]
     tool: Tool | None = call.server.tools.get(name)
+    unknown = invalid_params(f"Unknown tool: {name}")
+    if tool is None:
+        raise unknown
     # A tool the caller may not see is, to them, no tool at all: the same error as an unknown name.
-    if tool is None or not tool.visible_to(_caller(call, f"tool:{name}")):
-        raise invalid_params(f"Unknown tool: {name}")
+    caller = _caller(call, f"tool:{name}")
+    if not tool.visible_to(caller):
+        raise hidden(caller, f"the tool {name!r}", unknown)
     arguments = call.params.get("arguments") or {}
     if call.headers is not None and tool.param_headers:
         check_param_headers(tool.param_headers, arguments, call.headers)  # spec §8.9 rung 11

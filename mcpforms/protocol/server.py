@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from mcpforms.protocol import offering
-from mcpforms.protocol.context import DEFAULT_SERVER, Notify
+from mcpforms.protocol.context import DEFAULT_SERVER, EVERY_SCOPE, Access, Notify
 from mcpforms.protocol.dispatch import handle
 from mcpforms.protocol.offering import Offering
 from mcpforms.protocol.reply import Reply
@@ -23,15 +23,19 @@ class Server(Offering):
         user: Any = None,
         notify: Notify | None = None,
         address: str | None = None,
+        access: Access = EVERY_SCOPE,
     ) -> Reply:
         """Answer one decoded JSON-RPC message; never raises.
 
         ``headers`` are the transport's, names lower-cased (None on a transport without headers);
         ``notify`` receives the notifications a handler emits before the result (progress);
         ``address`` is the client's network address, when the transport has one (HTTP's REMOTE_ADDR):
-        the 2025 era budgets anonymous sessions by it.
+        the 2025 era budgets anonymous sessions by it. ``access`` is what the transport knows of the
+        caller's credentials: their OAuth scopes, and whether it can ask an anonymous caller to sign in.
         """
-        return handle(self, payload, headers=headers, user=user, notify=notify, address=address)
+        return handle(
+            self, payload, headers=headers, user=user, notify=notify, address=address, access=access
+        )
 
 
 def servers() -> list[Server]:

@@ -20,6 +20,7 @@ from typing import Any, Protocol
 from django.utils.module_loading import import_string
 
 from mcpforms.conf import conf
+from mcpforms.protocol.state import ANONYMOUS
 
 
 def new_id() -> str:
@@ -113,6 +114,23 @@ class SessionStore(Protocol):
 
     def set_log_level(self, session_id: str, level: str) -> None: ...
 
+    def adopt(self, session_id: str, principal: str) -> Session | None:
+        """Make the anonymous session ``session_id`` the user ``principal``'s, and drop the calls it holds;
+        return the session as it now is (``address`` None: a user is budgeted alone). ``principal`` is a
+        user's, never ``ANONYMOUS`` (which adopts nothing: None).
+
+        This is how a 2025 client signs in: its anonymous ``tools/call`` got a 401, and it sends the same
+        request again, with its token, in the same session (``mcpforms.protocol.legacy``). Only the first
+        adoption wins, atomically: None when the session is gone, or is another user's (the one who won
+        a race), and never from a user to nobody or to someone else. A repeat for the user who holds it
+        returns it unchanged (two requests of theirs raced) and drops nothing.
+
+        Safe because a session id is a 128-bit secret the client got from our ``initialize``: a caller
+        who names it either opened it or was handed it. One who plants an anonymous session on a victim
+        gains nothing: once the victim adopts it, the attacker's anonymous requests naming it get 404,
+        and the calls the attacker made in it are dropped, so nothing asked as nobody goes on as the
+        user."""
+
     def save_call(self, call: PendingCall, events: tuple[Event, ...] = ()) -> None:
         """Store ``call`` as it now is, and add ``events`` to its stream; an event whose id the stream
         already has is the same event, written by another worker at the same moment, and is skipped."""
@@ -175,6 +193,19 @@ class MemorySessions:
         with self._lock:
             self._opened.pop(session_id, None)
             return self._sessions.pop(session_id, None) is not None
+
+    def adopt(self, session_id: str, principal: str) -> Session | None:
+        with self._lock:
+            session = self.get(session_id)
+            if session is None or principal == ANONYMOUS:
+                return None
+            if session.principal != ANONYMOUS:
+                return session if session.principal == principal else None
+            adopted = self._sessions[session_id] = replace(session, principal=principal, address=None)
+            for call_id in [call.id for call in self._calls.values() if call.session == session_id]:
+                del self._calls[call_id], self._started[call_id]
+                self._events.pop(call_id, None)
+            return adopted
 
     def count_sessions(self, *, principal: str, address: str | None = None) -> Tally:
         with self._lock:

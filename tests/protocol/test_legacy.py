@@ -173,9 +173,11 @@ def test_ending_a_session_makes_it_unknown(server):
 
 
 def test_a_session_is_its_owners(server, django_user_model):
-    client = LegacyClient(server)
+    # A user's session, that is: one opened anonymously is the first user's who names it (below).
+    owner = django_user_model(pk=1, username="ada")
+    headers = {"mcp-session-id": initialize(server, user=owner).headers["Mcp-Session-Id"]}
     other = django_user_model(pk=7, username="mallory")
-    reply = server.handle({"jsonrpc": "2.0", "id": 1, "method": "ping"}, headers=client.headers, user=other)
+    reply = server.handle({"jsonrpc": "2.0", "id": 1, "method": "ping"}, headers=headers, user=other)
     assert reply.status == 404
 
 
@@ -412,3 +414,60 @@ def test_a_last_event_id_of_up_to_18_ascii_digits_is_resumed(server, seen):
     client, stream = a_waiting_call(server)
     status, stream_text = resume_over_http(server, client.session, f" {stream}:{seen} ")
     assert status == 200 and f"id: {stream}:" in stream_text
+
+
+# ---- a session opened anonymously is adopted by the first user who signs in on it --------------------------
+
+PING = {"jsonrpc": "2.0", "id": 9, "method": "ping"}
+NOT_FOUND = {"jsonrpc": "2.0", "id": 9, "error": {"code": -32001, "message": "Session not found"}}
+
+
+def test_a_session_opened_anonymously_becomes_the_first_signed_in_users(server, django_user_model):
+    client = LegacyClient(server)
+    ada, bob = django_user_model(pk=1, username="ada"), django_user_model(pk=2, username="bob")
+    assert server.handle(PING, headers=client.headers, user=ada).status == 200
+    # Now it is Ada's: nobody and Bob are told it does not exist, Ada goes on in it.
+    assert server.handle(PING, headers=client.headers) == Reply(404, NOT_FOUND)
+    assert server.handle(PING, headers=client.headers, user=bob) == Reply(404, NOT_FOUND)
+    assert server.handle(PING, headers=client.headers, user=ada).status == 200
+    assert legacy.end(server, client.headers, bob, server.sessions).status == 404
+
+
+def test_a_users_session_never_becomes_anonymous(server, django_user_model):
+    ada = django_user_model(pk=1, username="ada")
+    opened = initialize(server, user=ada)
+    headers = {"mcp-session-id": opened.headers["Mcp-Session-Id"]}
+    assert server.handle(PING, headers=headers) == Reply(404, NOT_FOUND)
+    assert server.handle(PING, headers=headers, user=ada).status == 200
+
+
+def test_what_was_asked_anonymously_does_not_go_on_once_a_user_adopts_the_session(server, django_user_model):
+    client, stream = a_waiting_call(server)
+    ada = django_user_model(pk=1, username="ada")
+    accepted = {"action": "accept", "content": {"email": "ada@example.com", "plan": "pro"}}
+    answer = {"jsonrpc": "2.0", "id": f"{stream}-1", "result": accepted}
+    # Ada's answer to the question asked of nobody adopts the session, and answers nothing.
+    assert server.handle(answer, headers=client.headers, user=ada) == Reply(202)
+    resumed = legacy.resume(server, client.headers, f"{stream}:1", ada, server.sessions)
+    assert (resumed.status, resumed.body) == (400, {"jsonrpc": "2.0", "id": None, "error": UNKNOWN_STREAM})
+    assert server.handle(answer, headers=client.headers).status == 404  # nor may nobody answer it now
+    # Ada's own calls in the session are asked anew, as her.
+    asked = server.handle(
+        {"jsonrpc": "2.0", "id": 10, "method": "tools/call", "params": {"name": "signup", "arguments": {}}},
+        headers=client.headers,
+        user=ada,
+    )
+    assert asked.status == 200 and asked.events
+
+
+@override_settings(MCPFORMS={"ALLOW_ANONYMOUS": True, "SESSIONS_PER_PRINCIPAL": 1})
+def test_a_user_at_their_session_budget_does_not_adopt_another_session(server, django_user_model):
+    ada = django_user_model(pk=1, username="ada")
+    assert initialize(server, user=ada).status == 200
+    client = LegacyClient(server)
+    assert_over_budget(server.handle(PING, headers=client.headers, user=ada), "SESSIONS_PER_PRINCIPAL")
+    assert_over_budget(
+        legacy.resume(server, client.headers, "c:1", ada, server.sessions), "SESSIONS_PER_PRINCIPAL"
+    )
+    # Refused, the session stays its anonymous opener's.
+    assert server.handle(PING, headers=client.headers).status == 200
