@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from weakref import WeakKeyDictionary
 
 from django import forms
+from django.apps import apps
 from django.contrib import admin, messages
 from django.contrib.auth.models import AnonymousUser
 from django.core.exceptions import PermissionDenied, ValidationError
@@ -358,3 +359,8 @@ def _editor(request: HttpRequest) -> AbstractBaseUser:
     if isinstance(request.user, AnonymousUser):
         raise PermissionDenied
     return request.user
+
+
+# The connected assistants (django-oauth-toolkit's access tokens), only where the optional extra is installed.
+if apps.is_installed("oauth2_provider"):
+    from mcpforms.oauth import admin as _oauth_admin  # noqa: F401

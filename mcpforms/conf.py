@@ -70,6 +70,27 @@ DEFAULTS: dict[str, Any] = {
     # endpoint ("https://site.example/mcp"): by default only a token for the endpoint itself does.
     "OAUTH_SCOPES": ["mcp"],
     "OAUTH_ACCEPT_ORIGIN_AUDIENCE": False,
+    # Client ID Metadata Documents (mcpforms.oauth.cimd): the hosts whose documents the server fetches, in
+    # ALLOWED_HOSTS syntax ("claude.ai", ".example.com"), or "*" for any public host; and the documents
+    # used when the live fetch of exactly that client id fails ({client_id: document}; None means
+    # mcpforms' own copies of claude.ai's, Claude Code's and ChatGPT's, {} none).
+    "OAUTH_CIMD_HOSTS": ["claude.ai", "claude.com", "chatgpt.com", "vscode.dev", "insiders.vscode.dev"],
+    "OAUTH_CIMD_PINNED": None,
+    # Dynamic client registration (mcpforms.oauth.dcr, RFC 7591): how Claude (without CIMD), Cursor,
+    # mcp-remote, VS Code and the Inspector sign up, anonymously. False answers 404 at the endpoint.
+    "OAUTH_DCR": True,
+    # Registrations per client address (REMOTE_ADDR; an IPv6 /64) per hour, or None. Hosted assistants
+    # register every user's connection from a few cloud addresses (Claude twice per connect), so this is
+    # generous; the cap below is what bounds storage.
+    "OAUTH_DCR_PER_ADDRESS": 60,
+    # Registrations that never got a token the server keeps at most (then 429), or None; and the days
+    # after which `manage.py mcpforms_prune` deletes one (every real client signs in within minutes).
+    "OAUTH_DCR_UNUSED": 1000,
+    "OAUTH_DCR_UNUSED_DAYS": 2,
+    # Custom redirect URI schemes allowed besides https and loopback http (RFC 8252 §7.1): Cursor's.
+    # They must be in OAUTH2_PROVIDER["ALLOWED_REDIRECT_URI_SCHEMES"] too. javascript:, data: and file:
+    # never are.
+    "OAUTH_REDIRECT_SCHEMES": ["cursor"],
     # Limits on what a client may send (and make the server carry), each refused with a clear answer.
     # A request body: far above any MCP message, far below what would let one request exhaust memory.
     "MAX_BODY_BYTES": 1024 * 1024,
@@ -86,6 +107,10 @@ DEFAULTS: dict[str, Any] = {
     # Size of a requestState, minted or echoed: the answers it carries travel in every later request.
     "MAX_STATE_BYTES": 64 * 1024,
 }
+
+# Schemes no redirect URI may use, whatever OAUTH_REDIRECT_SCHEMES says: each runs or reads something in
+# the browser or on the machine instead of handing the code to a client.
+NEVER_REDIRECT_SCHEMES = frozenset({"javascript", "data", "file", "vbscript", "blob", "about", "filesystem"})
 
 
 def user_settings() -> Any:
@@ -231,6 +256,41 @@ class Conf:
     @property
     def OAUTH_ACCEPT_ORIGIN_AUDIENCE(self) -> bool:
         value: bool = self._get("OAUTH_ACCEPT_ORIGIN_AUDIENCE")
+        return value
+
+    @property
+    def OAUTH_CIMD_HOSTS(self) -> str | list[str]:
+        value: str | list[str] = self._get("OAUTH_CIMD_HOSTS")
+        return value
+
+    @property
+    def OAUTH_CIMD_PINNED(self) -> dict[str, dict[str, Any]] | None:
+        value: dict[str, dict[str, Any]] | None = self._get("OAUTH_CIMD_PINNED")
+        return value
+
+    @property
+    def OAUTH_DCR(self) -> bool:
+        value: bool = self._get("OAUTH_DCR")
+        return value
+
+    @property
+    def OAUTH_DCR_PER_ADDRESS(self) -> int | None:
+        value: int | None = self._get("OAUTH_DCR_PER_ADDRESS")
+        return value
+
+    @property
+    def OAUTH_DCR_UNUSED(self) -> int | None:
+        value: int | None = self._get("OAUTH_DCR_UNUSED")
+        return value
+
+    @property
+    def OAUTH_DCR_UNUSED_DAYS(self) -> int:
+        value: int = self._get("OAUTH_DCR_UNUSED_DAYS")
+        return value
+
+    @property
+    def OAUTH_REDIRECT_SCHEMES(self) -> list[str]:
+        value: list[str] = self._get("OAUTH_REDIRECT_SCHEMES")
         return value
 
     @property

@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from django.core.checks import Error, Warning
+from django.core.checks import CheckMessage, Error, Warning
 from django.test import override_settings
 
 from mcpforms import checks
@@ -241,6 +241,32 @@ def test_e015_a_session_store_that_cannot_count_cannot_keep_the_budgets():
     assert endpoint_ids(SESSION_STORE="tests.test_checks.CountlessStore") == ["mcpforms.E015"]
     assert endpoint_ids(SESSION_STORE="mcpforms.sessions.CacheSessions") == []
     assert endpoint_ids(SESSION_STORE="mcpforms.protocol.sessions.MemorySessions") == []
+
+
+class StoreThatCannotAdopt:
+    """A session store written before a client could sign in on the session it opened anonymously."""
+
+    def count_sessions(self, *, principal: str, address: str | None = None) -> object: ...
+
+    def count_calls(self, session_id: str) -> object: ...
+
+
+def test_e015_a_session_store_that_cannot_adopt_a_session_cannot_let_its_client_sign_in():
+    messages = [
+        message
+        for message in check_endpoint_settings_with(SESSION_STORE="tests.test_checks.StoreThatCannotAdopt")
+        if message.id != "mcpforms.W003"
+    ]
+    assert [message.id for message in messages] == ["mcpforms.E015"]
+    assert "has no adopt" in messages[0].msg
+    assert endpoint_ids(SESSION_STORE="mcpforms.sessions.DatabaseSessions") == []
+
+
+def check_endpoint_settings_with(**configured: object) -> list[CheckMessage]:
+    from mcpforms.checks import check_endpoint_settings
+
+    with override_settings(MCPFORMS=configured):
+        return list(check_endpoint_settings())
 
 
 # OAuth (mcpforms.oauth): what a resource server needs to judge a token ----------------------------------

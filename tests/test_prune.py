@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 from datetime import datetime, timedelta
+from typing import Any
 
 import pytest
 from django.core.management import call_command
@@ -76,3 +77,49 @@ def test_the_help_gives_a_cron_line():
     from mcpforms.management.commands.mcpforms_prune import Command
 
     assert "crontab" in Command.help and "manage.py mcpforms_prune" in Command.help
+
+
+# Dynamic client registrations that never got a token (mcpforms.oauth.dcr) ---------------------------------
+# Claude registers twice per connect and signs in with one; each abandoned registration would stay forever.
+
+
+def application(name: str, *, source: str, age_days: float) -> Any:
+    from oauth2_provider.models import Application
+
+    made = Application.objects.create(
+        name=name,
+        client_type=Application.CLIENT_PUBLIC,
+        authorization_grant_type=Application.GRANT_AUTHORIZATION_CODE,
+        redirect_uris="https://claude.ai/api/mcp/auth_callback",
+        registration_source=source,
+    )
+    # ``created`` is auto_now_add: set the age afterwards.
+    Application.objects.filter(pk=made.pk).update(created=timezone.now() - timedelta(days=age_days))
+    return made
+
+
+def token(app: Any, *, scope: str) -> None:
+    from oauth2_provider.models import AccessToken
+
+    AccessToken.objects.create(
+        application=app, token=f"t-{scope}-{app.pk}", scope=scope, expires=timezone.now() + timedelta(hours=1)
+    )
+
+
+def test_never_used_dynamic_registrations_are_deleted_after_the_horizon():
+    from oauth2_provider.models import AccessToken, Application
+
+    abandoned = application("abandoned", source="dcr", age_days=3)
+    token(abandoned, scope="oauth2_provider:registration")  # its registration access token is no use
+    used = application("used", source="dcr", age_days=30)
+    token(used, scope="mcp")
+    application("manual", source="manual", age_days=30)
+    application("recent", source="dcr", age_days=1)
+
+    out = io.StringIO()
+    with override_settings(MCPFORMS={**SETTINGS, "OAUTH_DCR_UNUSED_DAYS": 2}):
+        call_command("mcpforms_prune", stdout=out)
+
+    assert sorted(Application.objects.values_list("name", flat=True)) == ["manual", "recent", "used"]
+    assert AccessToken.objects.filter(scope="oauth2_provider:registration").count() == 0  # went with it
+    assert "Deleted 1 never-used client registration" in out.getvalue()

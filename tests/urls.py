@@ -8,6 +8,5 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("mcp", mcpforms.api.urls),
     path("mcpforms/", include("mcpforms.urls")),
-    path("o/", include("oauth2_provider.urls")),
     path("", include(mcpforms.oauth.urls)),
 ]

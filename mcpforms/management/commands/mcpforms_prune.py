@@ -7,6 +7,7 @@ from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
+from django.apps import apps
 from django.core.management.base import BaseCommand
 from django.db import models, transaction
 from django.utils import timezone
@@ -42,7 +43,9 @@ _PRUNED: list[tuple[str, type[models.Model], Callable[[], Any]]] = [
 class Command(BaseCommand):
     help = (
         "Delete expired 2025-era sessions, pending calls (with their stream events), URL-mode elicitations "
-        "and completed-flow records, and print how many. Run it on a schedule, e.g. hourly from "
+        "and completed-flow records, and, with django-oauth-toolkit, dynamically registered OAuth clients "
+        "that got no token within MCPFORMS['OAUTH_DCR_UNUSED_DAYS'], and print how many. Run it on a "
+        "schedule, e.g. hourly from "
         f"crontab: `{CRON_LINE}`. With SESSION_STORE = CacheSessions the cache expires sessions and calls "
         "itself; the other rows are still in the database."
     )
@@ -57,5 +60,20 @@ class Command(BaseCommand):
             for name, count in by_model.items():
                 if name in labels:
                     deleted[labels[name]] += count
+        if apps.is_installed("oauth2_provider"):
+            deleted["never-used client registrations"] = _prune_unused_registrations()
         for label, count in deleted.items():
             self.stdout.write(f"Deleted {count} {label}.")
+
+
+def _prune_unused_registrations() -> int:
+    """Dynamic registrations that got no token within ``OAUTH_DCR_UNUSED_DAYS`` (Claude registers twice
+    per connect and signs in with one): nobody will sign in with them now. Their registration access
+    tokens go with them."""
+    from mcpforms.oauth.dcr import unused_registrations  # optional: mcpforms[oauth]
+
+    horizon = timezone.now() - timedelta(days=conf.OAUTH_DCR_UNUSED_DAYS)
+    stale = unused_registrations().filter(created__lt=horizon)
+    with transaction.atomic():
+        _, by_model = stale.delete()
+    return by_model.get(stale.model._meta.label, 0)
