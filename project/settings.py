@@ -3,6 +3,8 @@
 import os
 from pathlib import Path
 
+import mcpforms.oauth
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 # Local demo only: a real deployment sets its own secret through the environment.
@@ -17,6 +19,7 @@ INSTALLED_APPS = [
     "django.contrib.sessions",
     "django.contrib.messages",
     "django.contrib.staticfiles",
+    "oauth2_provider",  # the authorization server MCP clients sign in with (mcpforms[oauth])
     "mcpforms",
     "project.demo",
 ]
@@ -82,12 +85,25 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+# Where the consent page sends someone who is not signed in: the demo has no login page but the admin's.
+LOGIN_URL = "admin:login"
 
 MCPFORMS = {
-    # Anyone may sign up: that is what someone without an account does. Every other tool needs a personal
-    # access token (`manage.py mcpforms_token create staff`) or the admin's session.
+    # Anyone may sign up: that is what someone without an account does. Every other tool acts for a user:
+    # a client signs in with OAuth (the Inspector and mcp-remote as staff / mcpforms-demo), or sends a
+    # personal access token (`manage.py mcpforms_token create staff`), or the page uses the admin's session.
     "ALLOW_ANONYMOUS": ["signup"],
+    "AUTHENTICATION": [
+        "mcpforms.auth.AccessTokenAuth",
+        "mcpforms.auth.SessionAuth",
+        "mcpforms.oauth.OAuth2Auth",
+    ],
     "STATE_MAX_AGE": 3600,
-    # Where URL-mode links (password and file fields) point: the demo's own address under `make run`.
+    # Where URL-mode links (password and file fields) point, and the OAuth issuer (BASE_URL + "/oauth") and
+    # the resource tokens are bound to (BASE_URL + "/mcp"): the demo's own address under `make run`.
     "BASE_URL": "http://127.0.0.1:8000",
 }
+
+# The authorization server mcpforms recommends for MCP clients (mcpforms.oauth.settings): dynamic
+# registration and client metadata documents, S256 PKCE, one-hour tokens, consent every time.
+OAUTH2_PROVIDER = mcpforms.oauth.settings()

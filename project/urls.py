@@ -2,6 +2,7 @@ from django.contrib import admin
 from django.urls import include, path
 
 import mcpforms.api
+import mcpforms.oauth
 from project.demo import views
 
 urlpatterns = [
@@ -10,4 +11,6 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("mcp", mcpforms.api.urls),
     path("mcpforms/", include("mcpforms.urls")),
+    # OAuth: the metadata clients discover, and the authorization server under /oauth/.
+    path("", include(mcpforms.oauth.urls)),
 ]

@@ -294,3 +294,71 @@ def test_a_form_that_cannot_be_built_does_not_take_the_page_down(site, staff):
         assert "signup" in cards(response.content.decode())
     finally:
         registry_for(default_server).unregister("fussy")
+
+
+# The demo signs in with OAuth (issue 21) ----------------------------------------------------------------
+
+OAUTH_CHECK = """
+import django
+django.setup()
+import json
+from django.conf import settings
+from django.test import Client
+import mcpforms.oauth
+from mcpforms.oauth.resource import OAuth2Auth
+meta = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
+browser = Client(HTTP_HOST="127.0.0.1:8000")
+call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "create_ticket", "arguments": {"subject": "Printer"}, "_meta": meta}}
+headers = {"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "create_ticket"}
+answer = browser.post("/mcp", json.dumps(call), content_type="application/json", headers=headers)
+resource = browser.get("/.well-known/oauth-protected-resource/mcp")
+server = browser.get("/.well-known/oauth-authorization-server/oauth")
+print(json.dumps({
+    "preset": settings.OAUTH2_PROVIDER == mcpforms.oauth.settings(),
+    "call": [answer.status_code, answer.headers.get("WWW-Authenticate", "")],
+    "resource": resource.json() if resource.status_code == 200 else resource.status_code,
+    "server": server.json() if server.status_code == 200 else server.status_code,
+    "consent": browser.get("/oauth/authorize/").status_code,
+    "login": browser.login(username="staff", password="mcpforms-demo"),
+}))
+"""
+
+
+def test_the_demo_serves_oauth_so_clients_sign_in_as_staff_with_nothing_to_paste(demo):
+    demo("manage.py", "migrate", "--noinput")
+    demo("manage.py", "seed_demo")
+    report = json.loads(demo("-c", OAUTH_CHECK).splitlines()[-1])
+    assert report["preset"]  # OAUTH2_PROVIDER = mcpforms.oauth.settings(), as the README recommends
+    # A tool that acts for a user answers an anonymous call with the 401 that starts a client's sign-in.
+    status, challenge = report["call"]
+    assert status == 401
+    metadata = "http://127.0.0.1:8000/.well-known/oauth-protected-resource/mcp"
+    assert f'resource_metadata="{metadata}"' in challenge
+    assert report["resource"]["resource"] == "http://127.0.0.1:8000/mcp"
+    assert report["resource"]["authorization_servers"] == ["http://127.0.0.1:8000/oauth"]
+    assert report["server"]["issuer"] == "http://127.0.0.1:8000/oauth"
+    assert report["server"]["registration_endpoint"] == "http://127.0.0.1:8000/oauth/register/"
+    assert report["consent"] == 302  # to the demo's login, where staff / mcpforms-demo signs in
+    assert report["login"]
+
+
+@pytest.mark.django_db
+def test_the_home_page_says_how_a_client_signs_in(site, staff):
+    oauth = {
+        "ALLOW_ANONYMOUS": ["signup"],
+        "AUTHENTICATION": ["mcpforms.auth.AccessTokenAuth", "mcpforms.oauth.OAuth2Auth"],
+        "BASE_URL": "http://127.0.0.1:8000",
+    }
+    with override_settings(MCPFORMS=oauth):
+        page = Client().get("/").content.decode()
+    found = re.search(r'<p class="hint" id="oauth-sign-in">(.*?)</p>', page, re.S)
+    assert found is not None
+    paragraph = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", "", found.group(1)))
+    assert "npx -y mcp-remote@0.15.1 http://127.0.0.1:8000/mcp" in paragraph
+    assert "log in as staff / mcpforms-demo and approve" in paragraph
+    # Without OAuth the page does not promise it.
+    assert 'id="oauth-sign-in"' not in Client().get("/").content.decode()

@@ -38,6 +38,9 @@ logger = logging.getLogger(__name__)
 
 MCP_PATH = "/mcp"  # where project/urls.py mounts mcpforms.api
 TOKEN_COMMAND = f".venv/bin/python manage.py mcpforms_token create {STAFF_USERNAME}"
+OAUTH = "mcpforms.oauth.OAuth2Auth"
+# The stdio bridge desktop hosts start (tests/e2e/test_oauth_clients.py signs in through it).
+MCP_REMOTE = "npx -y mcp-remote@0.15.1"
 ASK_MODES = {
     "missing": "Asks the user for what is missing",
     "always": "The user confirms every call",
@@ -188,6 +191,12 @@ def _client_config(endpoint: str) -> str:
     return json.dumps({"mcpServers": {"mcpforms-demo": server}}, indent=2)
 
 
+def _oauth_endpoint(endpoint: str) -> str:
+    """The endpoint under ``BASE_URL``: tokens are bound to that URL, whatever host the page was read on."""
+    base = conf.BASE_URL
+    return f"{base.rstrip('/')}{MCP_PATH}" if isinstance(base, str) and base else endpoint
+
+
 @ensure_csrf_cookie
 def home(request: HttpRequest) -> HttpResponse:
     """The demo's storefront: how to connect, and every tool as a form that calls it over MCP."""
@@ -210,6 +219,9 @@ def home(request: HttpRequest) -> HttpResponse:
         "protocol_version": MODERN,
         "token_command": TOKEN_COMMAND,
         "fastmcp_command": f".venv/bin/fastmcp call {endpoint} signup",
+        # Clients can sign in themselves when the endpoint takes OAuth tokens, as the demo's does.
+        "oauth_sign_in": OAUTH in conf.AUTHENTICATION,
+        "mcp_remote_command": f"{MCP_REMOTE} {_oauth_endpoint(endpoint)}",
         "curl": _curl(endpoint),
         "client_config": _client_config(endpoint),
         "staff_username": STAFF_USERNAME,

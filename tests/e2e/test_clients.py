@@ -29,12 +29,11 @@ from mcp.client.stdio import stdio_client
 from pydantic_ai.mcp import MCPToolset
 
 from tests.conformance.run import NODE_BIN, ROOT, free_port, stop_process
-from tests.e2e.demo_server import DemoServer, demo_server
+from tests.e2e.demo_server import DEMO_TOOLS, DemoServer, demo_server
 from tests.e2e.node import node_report
 
 ARTIFACTS = Path(os.environ.get("MCPFORMS_ARTIFACTS", ROOT / "artifacts")) / "clients"
 CHROMIUM = Path("/usr/bin/chromium")
-DEMO_TOOLS = {"create_ticket", "event_rsvp", "feedback", "signup"}
 # The clients talk to a demo server of its own: run once per make test, not again per database or Django
 # version.
 pytestmark = pytest.mark.once

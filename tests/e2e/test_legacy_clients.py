@@ -12,7 +12,7 @@ import mcp_types as types
 import pytest
 from mcp import Client
 
-from tests.e2e.demo_server import DemoServer, demo_server
+from tests.e2e.demo_server import DEMO_TOOLS, DemoServer, demo_server
 from tests.e2e.node import node_report
 
 ANSWERS = {"email": "grace@example.com", "plan": "pro", "newsletter": False}
@@ -81,7 +81,7 @@ def test_a_legacy_completion_is_stored_once_and_the_session_ends_when_the_client
     assert demo.rows("select count(*) from mcpforms_legacysession")[0][0] == sessions
 
 
-def test_a_legacy_client_with_a_token_acts_for_its_user_and_one_without_sees_only_signup(demo):
+def test_a_legacy_client_with_a_token_acts_for_its_user_and_one_without_sees_what_signing_in_opens(demo):
     answers: dict[str, Any] = {"body": "The lift is stuck on floor 3.", "priority": "high"}
 
     async def answer(context: Any, params: Any) -> types.ElicitResult:
@@ -97,7 +97,9 @@ def test_a_legacy_client_with_a_token_acts_for_its_user_and_one_without_sees_onl
         return seen_anonymously, seen_by_staff, ticket
 
     seen_anonymously, seen_by_staff, ticket = asyncio.run(scenario())
-    assert seen_anonymously == ["signup"]  # no MCP Apps declared: no app-only submit tool either
+    # The demo signs in with OAuth: an anonymous caller is shown the tools signing in opens (calling one
+    # answers 401 and starts sign-in); no MCP Apps declared, so no app-only submit tool either.
+    assert seen_anonymously == sorted(DEMO_TOOLS)
     assert "create_ticket" in seen_by_staff
     assert not ticket.is_error and ticket.structured_content is not None
     pk = ticket.structured_content["pk"]
