@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
+from django.conf import settings
 from django.test import Client, override_settings
 from mcp.client.auth.utils import build_oauth_authorization_server_metadata_discovery_urls
 
@@ -184,3 +185,18 @@ def test_under_login_required_middleware_only_authorize_and_connected_want_a_sig
             response = Client().get(url, {"client_id": application.client_id})
             assert response.status_code == 302
             assert response["Location"].startswith("/accounts/login/")
+
+
+def test_every_endpoint_a_client_reaches_before_signing_in_works_under_login_required_middleware():
+    # Django 5.1's LoginRequiredMiddleware sends every view to the login page unless it is exempt: a
+    # client that is not signed in must still read the documents, register and redeem its code.
+    middleware = [*settings.MIDDLEWARE, "django.contrib.auth.middleware.LoginRequiredMiddleware"]
+    with override_settings(MIDDLEWARE=middleware):
+        client = Client()
+        for url in [*PROBED, "/.well-known/oauth-protected-resource/mcp"]:
+            assert client.get(url).status_code == 200, url
+        for url in ["/oauth/token/", "/oauth/revoke_token/"]:
+            assert client.post(url, {}).status_code == 400, url  # the endpoint's own answer, no redirect
+        assert client.post("/oauth/register/", "{}", content_type="application/json").status_code == 400
+        # The consent page needs a person: it sends them to log in.
+        assert client.get("/oauth/authorize/").status_code == 302
