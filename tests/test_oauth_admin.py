@@ -177,3 +177,20 @@ def test_a_projects_own_access_token_admin_is_left_alone():
     stock.register(AccessToken, toolkit_admin.AccessTokenAdmin)
     register(stock)
     assert type(stock.get_model_admin(AccessToken)) is ConnectedAssistantAdmin
+
+
+def test_staff_who_may_only_view_refresh_tokens_cannot_revoke_them(world):
+    refresh_list = "/admin/oauth2_provider/refreshtoken/"
+    auditor = staff("refresh-auditor", "view_refreshtoken")
+    assert 'value="revoke_tokens"' not in auditor.get(refresh_list).content.decode()
+    target = RefreshToken.objects.get(access_token__token=world["tokens"]["ada-claude"])
+    auditor.post(refresh_list, {"action": "revoke_tokens", "index": "0", "_selected_action": [target.pk]})
+    assert works(world["tokens"]["ada-claude"])
+    target.refresh_from_db()
+    assert target.revoked is None
+    # With the change permission, the toolkit's own revoke goes ahead.
+    editor = staff("refresh-editor", "view_refreshtoken", "change_refreshtoken")
+    editor.post(refresh_list, {"action": "revoke_tokens", "index": "0", "_selected_action": [target.pk]})
+    target.refresh_from_db()
+    assert target.revoked is not None
+    assert not works(world["tokens"]["ada-claude"])

@@ -147,14 +147,29 @@ class ConnectedAssistantAdmin(toolkit_admin.AccessTokenAdmin):  # type: ignore[m
         self.message_user(request, f"Revoked the access of {ended} assistant(s).", messages.SUCCESS)
 
 
-def register(site: admin.AdminSite = admin.site) -> None:
-    """Show access tokens as connected assistants, unless the project chose its own admin class."""
-    model = get_access_token_model()
+class RefreshTokenAdmin(toolkit_admin.RefreshTokenAdmin):  # type: ignore[misc]
+    """The toolkit's refresh-token admin, whose revoke action needs the change permission: as declared
+    there, staff allowed only to view refresh tokens could revoke every assistant's."""
+
+    @admin.action(description="Revoke selected refresh tokens", permissions=["change"])
+    def revoke_tokens(self, request: HttpRequest, queryset: QuerySet[Any]) -> None:
+        super().revoke_tokens(request, queryset)
+
+
+def _replace(site: admin.AdminSite, model: Any, toolkit_class: type, ours: type) -> None:
+    """Register ``ours`` for ``model`` in place of the toolkit's own admin, but never in place of a
+    class the project chose (the toolkit's ``*_ADMIN_CLASS`` settings): that is theirs to keep."""
     if site.is_registered(model):
-        if type(site.get_model_admin(model)) is not toolkit_admin.AccessTokenAdmin:
-            return  # the project's ACCESS_TOKEN_ADMIN_CLASS: theirs to keep
+        if type(site.get_model_admin(model)) is not toolkit_class:
+            return
         site.unregister(model)
-    site.register(model, ConnectedAssistantAdmin)
+    site.register(model, ours)
+
+
+def register(site: admin.AdminSite = admin.site) -> None:
+    """Show access tokens as connected assistants, and guard the toolkit's refresh-token revoke action."""
+    _replace(site, get_access_token_model(), toolkit_admin.AccessTokenAdmin, ConnectedAssistantAdmin)
+    _replace(site, get_refresh_token_model(), toolkit_admin.RefreshTokenAdmin, RefreshTokenAdmin)
 
 
 register()
