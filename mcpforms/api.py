@@ -67,6 +67,9 @@ JSON = "application/json"
 SSE = "text/event-stream"
 # Every verb is routed here so that each refusal still carries a JSON-RPC body (spec §9.4).
 VERBS = ["POST", "GET", "DELETE", "PUT", "PATCH"]
+# The name of the route every endpoint adds for its trailing slash: it also tells an MCP endpoint from
+# any other django-ninja API mounted in a project (mcpforms.oauth.validator looks for it).
+SLASH_ROUTE = "endpoint-slash"
 
 
 def _json(reply: Reply) -> HttpResponse:
@@ -348,7 +351,7 @@ class _Endpoint(NinjaAPI):
         # login page: the endpoint is open to LoginRequiredMiddleware (Django 5.1+), and judges callers.
         login_not_required(view)
         # Written as a character class: a route starting with "/" is what Django's urls.W002 warns about.
-        return [*patterns, re_path(r"^[/]\Z", view, name="endpoint-slash")], app_name, namespace
+        return [*patterns, re_path(r"^[/]\Z", view, name=SLASH_ROUTE)], app_name, namespace
 
 
 def build_api(

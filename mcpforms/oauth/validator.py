@@ -27,6 +27,7 @@ from oauth2_provider.settings import oauth2_settings
 from oauthlib.common import Request  # type: ignore[import-untyped]
 from oauthlib.oauth2.rfc6749 import errors  # type: ignore[import-untyped]
 
+from mcpforms.api import SLASH_ROUTE
 from mcpforms.conf import conf
 from mcpforms.oauth.metadata import issuer, with_issuer
 from mcpforms.oauth.resource import issued_for
@@ -35,9 +36,8 @@ from mcpforms.oauth.resource import issued_for
 # matches no code_verifier, so the code it would be bound to could never be redeemed.
 S256_CHALLENGE = re.compile(r"[A-Za-z0-9_-]{43}")
 
-ENDPOINT_MARKER = "endpoint-slash"
-"""The name of the trailing-slash route ``mcpforms.api``'s endpoints add: what tells one from another
-django-ninja API (a project's REST API is no MCP endpoint)."""
+# What tells an MCP endpoint from another django-ninja API (a project's REST API is no MCP endpoint).
+ENDPOINT_MARKER = SLASH_ROUTE
 
 
 def mcp_endpoints() -> list[str]:
