@@ -11,8 +11,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from django.contrib.auth.models import User
 from django.conf import settings
+from django.contrib.auth.models import User
 from django.test import Client, override_settings
 from mcp.client.auth.utils import build_oauth_authorization_server_metadata_discovery_urls
 
