@@ -110,7 +110,7 @@ class FormDefinitionForm(FormDefinitionModelForm):
     def clean_name(self) -> str:
         name: str = self.cleaned_data["name"]
         # Every server that serves admin-defined forms: on each, a tool defined in code would win the name.
-        for registry in registries():
+        for _server, registry in registries():
             if registry.serves(definition_tools) and name in registry.tools:
                 raise ValidationError(
                     f"{name!r} is already the name of a tool defined in code; choose another."

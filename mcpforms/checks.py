@@ -90,11 +90,11 @@ def check_registered_forms(
 
     return [
         Error(
-            f"The form registered as {name!r}{_on(registry.server)} cannot be offered: {error}",
+            f"The form registered as {name!r}{_on(server)} cannot be offered: {error}",
             hint="Register a converter with mcpforms.fields.register_converter, or change the field.",
             id="mcpforms.E101",
         )
-        for registry in registries()
+        for server, registry in registries()
         for name, error in registry.conversion_failures()
     ]
 
@@ -125,8 +125,7 @@ def check_server_keys(app_configs: Sequence[AppConfig] | None = None, **kwargs: 
                 )
             )
         seen.add(server.key)
-    for registry in registries():
-        server = registry.server
+    for server, registry in registries():
         if not server.key_given and (registry.tools or registry.prompts):
             messages.append(
                 Warning(
@@ -195,14 +194,14 @@ def check_page_only_fields_have_a_page(
     from mcpforms.registry import registries
 
     needing: list[str] = []
-    for registry in registries():
+    for server, registry in registries():
         for name, tool in registry.tools.items():
             try:
                 fields = tool.fields_for(None)
             except (FormConversionError, DatabaseError):
                 continue  # mcpforms.E101 reports forms that do not convert; the database may not exist yet
             if any(field.page_only for field in fields):
-                needing.append(name + _on(registry.server))
+                needing.append(name + _on(server))
     if not needing:
         return []
     configured = user_settings()
@@ -872,12 +871,12 @@ def check_tool_scopes(app_configs: Sequence[AppConfig] | None = None, **kwargs: 
 
     offered = oauth2_settings.SCOPES_BACKEND_CLASS().get_all_scopes()
     messages: list[CheckMessage] = []
-    for registry in registries():
+    for server, registry in registries():
         for name, tool in registry.tools.items():
             if missing := [scope for scope in tool.required_scopes if scope not in offered]:
                 messages.append(
                     Warning(
-                        f"The tool {name!r}{_on(registry.server)} needs the scope "
+                        f"The tool {name!r}{_on(server)} needs the scope "
                         f"{', '.join(map(repr, missing))}, which django-oauth-toolkit does not offer: no "
                         "access token can carry it, so every OAuth caller is refused it with a 403.",
                         hint="Add it to OAUTH2_PROVIDER['SCOPES'] (mcpforms.oauth.settings(SCOPES=...)), "

@@ -216,9 +216,10 @@ def registry_for(server: Server) -> Registry:
     return _registries[server]
 
 
-def registries() -> list[Registry]:
-    """The registry of every server that has one, in the order the servers were built."""
-    return [_registries[server] for server in servers() if server in _registries]
+def registries() -> list[tuple[Server, Registry]]:
+    """Every server that has a registry, with it, in the order the servers were built. The servers come
+    along because a registry holds its own weakly: the list keeps each alive while a caller walks it."""
+    return [(server, _registries[server]) for server in servers() if server in _registries]
 
 
 class ToolOptions(TypedDict, total=False):
