@@ -328,7 +328,7 @@ def test_a_project_csp_keeps_its_policy_on_the_page_without_form_action(browser,
             response = HttpResponse()
             consent.protect(response)
         assert response._csp_config == {"default-src": ["'self'"], "frame-ancestors": ["'none'"]}  # type: ignore[attr-defined]
-        assert response._csp_config_ro == {"default-src": ["'self'"]}  # type: ignore[attr-defined]
+        assert response._csp_ro_config == {"default-src": ["'self'"]}  # type: ignore[attr-defined]
         return
     with override_settings(MIDDLEWARE=[*settings.MIDDLEWARE, CSP_MIDDLEWARE], **csp):
         response = browser.get(AUTHORIZE, query(dcr_app))

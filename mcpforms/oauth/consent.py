@@ -154,7 +154,7 @@ def protect(response: HttpResponseBase) -> None:
     elif "Content-Security-Policy" not in response:
         response["Content-Security-Policy"] = NOT_FRAMED
     if _CSP_MIDDLEWARE in settings.MIDDLEWARE and isinstance(report_only, dict) and report_only:
-        response._csp_config_ro = _without_form_action(report_only)  # type: ignore[attr-defined]
+        response._csp_ro_config = _without_form_action(report_only)  # type: ignore[attr-defined]
     add_never_cache_headers(response)  # it holds a CSRF token and the request's details
 
 
