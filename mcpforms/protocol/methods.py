@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from mcp_types.methods import validate_client_request
 from pydantic import ValidationError
@@ -32,6 +32,8 @@ from mcpforms.protocol.param_headers import check_param_headers
 from mcpforms.protocol.primitives import Prompt, Resource, ResourceTemplate, Tool
 from mcpforms.protocol.state import InvalidState, StaleState, StateLimit, load_state
 from mcpforms.protocol.versions import SUPPORTED_VERSIONS
+
+Seen = TypeVar("Seen", Tool, Prompt)
 
 # Spec §6.1: the only methods whose result may be input_required.
 INPUT_REQUIRED_METHODS: frozenset[str] = frozenset({"tools/call", "prompts/get", "resources/read"})
@@ -180,15 +182,20 @@ def list_prompts(call: Call) -> dict[str, Any]:
 
 
 def _prompt(call: Call, name: Any) -> Prompt:
-    """The prompt ``name``, or -32602: a prompt the caller may not see is, to them, no prompt at all."""
-    prompt: Prompt | None = call.server.prompts.get(name) if isinstance(name, str) else None
-    unknown = invalid_params(f"Unknown prompt: {name}")
-    if prompt is None:
-        raise unknown
-    caller = _caller(call, f"prompt:{name}")
-    if not prompt.visible_to(caller):
-        raise hidden(caller, f"the prompt {name!r}", unknown)
-    return prompt
+    """The prompt ``name``, as ``_seen`` lets the caller have it."""
+    return _seen(call, call.server.prompts.get(name) if isinstance(name, str) else None, "prompt", name)
+
+
+def _seen(call: Call, item: Seen | None, kind: str, name: Any) -> Seen:
+    """``item``, the tool or prompt named ``name``, when it exists and the caller may see it; else -32602,
+    the same for both, since a name the caller may not see is, to them, no name at all (or the 401 of
+    ``hidden`` for an anonymous caller who may sign in)."""
+    if item is None:
+        raise invalid_params(f"Unknown {kind}: {name}")
+    caller = _caller(call, f"{kind}:{name}")
+    if not item.visible_to(caller):
+        raise hidden(caller, f"the {kind} {name!r}", invalid_params(f"Unknown {kind}: {name}"))
+    return item
 
 
 def list_resources(call: Call) -> dict[str, Any]:
@@ -202,14 +209,7 @@ def list_resource_templates(call: Call) -> dict[str, Any]:
 
 def call_tool(call: Call) -> dict[str, Any]:
     name = call.params["name"]
-    tool: Tool | None = call.server.tools.get(name)
-    unknown = invalid_params(f"Unknown tool: {name}")
-    if tool is None:
-        raise unknown
-    # A tool the caller may not see is, to them, no tool at all: the same error as an unknown name.
-    caller = _caller(call, f"tool:{name}")
-    if not tool.visible_to(caller):
-        raise hidden(caller, f"the tool {name!r}", unknown)
+    tool = _seen(call, call.server.tools.get(name), "tool", name)
     arguments = call.params.get("arguments") or {}
     if call.headers is not None and tool.param_headers:
         check_param_headers(tool.param_headers, arguments, call.headers)  # spec §8.9 rung 11
