@@ -257,11 +257,11 @@ class AccessTokenAdmin(AccessTokenModelAdmin):
     """Tokens are created here (the secret is shown once, on the page that answers the save), renamed, given
     an expiry, and revoked; a revoked token stays listed so its last use can still be read."""
 
-    list_display = ("name", "user", "shown", "created_at", "expires_at", "last_used_at", "status")
+    list_display = ("name", "user", "shown", "created", "expires_at", "last_used_at", "status")
     list_filter = (("revoked_at", admin.EmptyFieldListFilter),)
     search_fields = ("name", "prefix", "user__username")
     raw_id_fields = ("user",)
-    readonly_fields = ("shown", "created_at", "last_used_at", "revoked_at", "status")
+    readonly_fields = ("shown", "created", "last_used_at", "revoked_at", "status")
     actions = ["revoke"]
     created_template = "admin/mcpforms/accesstoken/token_created.html"
 

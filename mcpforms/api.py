@@ -39,9 +39,10 @@ from mcpforms.auth import (
     step_up,
 )
 from mcpforms.conf import conf
-from mcpforms.protocol import legacy
 from mcpforms.protocol.context import Access
 from mcpforms.protocol.envelope import LOG_LEVEL_KEY
+from mcpforms.protocol.era2025 import shim as era2025
+from mcpforms.protocol.era2025.sessions import Event
 from mcpforms.protocol.errors import (
     INTERNAL_ERROR,
     INVALID_REQUEST,
@@ -57,11 +58,10 @@ from mcpforms.protocol.jsonrpc import decode, encode, error_response
 from mcpforms.protocol.methods import INPUT_REQUIRED_METHODS
 from mcpforms.protocol.reply import Reply
 from mcpforms.protocol.server import Server, default_server
-from mcpforms.protocol.sessions import Event
-from mcpforms.protocol.versions import era_of
+from mcpforms.protocol.versions import SESSION_HEADER, era_of
 from mcpforms.readiness import unmigrated_message
 
-logger = logging.getLogger("mcpforms.api")
+logger = logging.getLogger(__name__)
 
 JSON = "application/json"
 SSE = "text/event-stream"
@@ -157,7 +157,7 @@ def _may_notify(payload: Any, headers: dict[str, str]) -> bool:
     method = payload.get("method")
     if not (isinstance(method, str) and method in INPUT_REQUIRED_METHODS):
         return False
-    if era_of(payload, headers) == "legacy":
+    if era_of(payload, headers) == "2025":
         return True
     params = payload.get("params")
     meta = params.get("_meta") if isinstance(params, dict) else None
@@ -294,13 +294,13 @@ def _serve(server: Server, request: HttpRequest, auth: Sequence[Auth]) -> HttpRe
         return response
     headers = _mcp_headers(request)
     granted = access(request, auth)
-    if request.method in ("GET", "DELETE") and headers.get(legacy.SESSION_HEADER):
+    if request.method in ("GET", "DELETE") and headers.get(SESSION_HEADER):
         # The 2025 era's session operations: resume a call's stream, end the session.
         if request.method == "GET":
             last_event_id = request.META.get("HTTP_LAST_EVENT_ID")
-            resumed = legacy.resume(server, headers, last_event_id, user, server.sessions, granted)
+            resumed = era2025.resume(server, headers, last_event_id, user, server.sessions, granted)
             return _json(resumed)
-        return _json(legacy.end(server, headers, user, server.sessions))
+        return _json(era2025.end(server, headers, user, server.sessions))
     if request.method != "POST":
         # 2026-07-28 has no GET stream and no sessions to DELETE (spec §8.1); a 2025 client without a
         # session has nothing to resume or end.

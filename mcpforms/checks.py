@@ -304,7 +304,8 @@ def _session_settings(configured: dict[str, Any]) -> list[CheckMessage]:
         messages.append(
             Error(
                 f"MCPFORMS['SESSION_STORE'] must be the dotted path of a session store class, not {store!r}.",
-                hint="mcpforms.sessions.DatabaseSessions (the default) or mcpforms.sessions.CacheSessions.",
+                hint="mcpforms.session_stores.DatabaseSessions (the default) or "
+                "mcpforms.session_stores.CacheSessions.",
                 id="mcpforms.E009",
             )
         )
@@ -314,8 +315,8 @@ def _session_settings(configured: dict[str, Any]) -> list[CheckMessage]:
         messages.append(
             Error(
                 f"MCPFORMS['SESSION_STORE'] ({store}) has no {' nor '.join(missing)}: {failures}.",
-                hint="Add them as mcpforms.protocol.sessions.SessionStore describes, or use "
-                "mcpforms.sessions.DatabaseSessions or mcpforms.sessions.CacheSessions.",
+                hint="Add them as mcpforms.protocol.era2025.sessions.SessionStore describes, or use "
+                "mcpforms.session_stores.DatabaseSessions or mcpforms.session_stores.CacheSessions.",
                 id="mcpforms.E015",
             )
         )

@@ -39,7 +39,7 @@ DEFAULTS: dict[str, Any] = {
     "BASE_URL": None,
     # The 2025-11-25 era: where sessions and the calls waiting on a client's answer live (a dotted path to
     # a SessionStore class), and how long a client waits before it reconnects to a closed stream.
-    "SESSION_STORE": "mcpforms.sessions.DatabaseSessions",
+    "SESSION_STORE": "mcpforms.session_stores.DatabaseSessions",
     # Seconds a 2025-era session lives; a client told 404 afterwards opens a new one, as the spec says.
     "SESSION_MAX_AGE": 86400,
     "RETRY_MS": 1000,

@@ -1,6 +1,6 @@
 """Forms defined in the admin → ``FormTool``s, served exactly as code-registered ones are.
 
-A ``FormDefinition`` becomes a real Django form class (``mcpforms.forms``) and a ``FormTool`` subclass
+A ``FormDefinition`` becomes a real Django form class (``mcpforms.form_factory``) and a ``FormTool`` subclass
 whose handler stores a ``Submission``, so admin-defined forms go through the same fields, schema, flow and
 validation. The registry reads them as a source whose version is one cheap SQL statement: edits made in
 any process show at once, with no restart, and a call to a code-registered tool never reads it.
@@ -18,7 +18,7 @@ from django.db import connections, router, transaction
 
 from mcpforms.field_rows import auto_field
 from mcpforms.fields import secret_names
-from mcpforms.forms import form_class_for
+from mcpforms.form_factory import form_factory
 from mcpforms.models import FormDefinition, Submission
 from mcpforms.output import to_json
 from mcpforms.protocol.capabilities import client_implementation
@@ -31,7 +31,7 @@ logger = logging.getLogger(__name__)
 
 def definition_form_class(definition: FormDefinition) -> type[forms.Form]:
     rows = list(definition.fields.all())
-    return form_class_for(definition.name, [auto_field(row) for row in rows], doc=definition.description)
+    return form_factory(definition.name, [auto_field(row) for row in rows], doc=definition.description)
 
 
 class DefinitionTool(FormTool):

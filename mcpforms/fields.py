@@ -356,7 +356,7 @@ def auto_field(name: str, field: forms.Field, *, initial: Any = None) -> AutoFor
         name=name,
         label=str(field.label) if field.label else "",
         required=field.required,
-        # mcpforms.forms escaped its help text for HTML; the schema wants it as typed.
+        # mcpforms.form_factory escaped its help text for HTML; the schema wants it as typed.
         description=str(getattr(field.help_text, "text", None) or field.help_text or ""),
         placeholder=str(placeholder),
         **attrs,

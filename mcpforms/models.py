@@ -261,10 +261,10 @@ class UrlElicitation(models.Model):
         return f"{self.tool} ({self.pk})"
 
 
-# ---- the 2025 era: sessions and the calls waiting on the client (mcpforms.sessions) ----
+# ---- the 2025 era: sessions and the calls waiting on the client (mcpforms.session_stores) ----
 
 
-class LegacySession(models.Model):
+class Era2025Session(models.Model):
     """A 2025-era session (``Mcp-Session-Id``): what ``initialize`` negotiated, whose it is, and on which
     server. ``capabilities`` and ``client_info`` keep only what the server reads (a few hundred bytes);
     ``address`` is the budget scope of an anonymous caller's address (an IPv4 address or an IPv6 /64),
@@ -293,11 +293,11 @@ class LegacySession(models.Model):
         return self.id
 
 
-class LegacyCall(models.Model):
+class Era2025Call(models.Model):
     """A 2025-era request whose handler asked the client something, and the round in flight."""
 
     id = models.CharField(primary_key=True, max_length=64)
-    session = models.ForeignKey(LegacySession, on_delete=models.CASCADE, related_name="calls")
+    session = models.ForeignKey(Era2025Session, on_delete=models.CASCADE, related_name="calls")
     request_id = models.JSONField()
     method = models.CharField(max_length=64)
     params = models.JSONField(default=dict)
@@ -322,7 +322,7 @@ class LegacyCall(models.Model):
 class StreamEvent(models.Model):
     """One SSE event of a pending call's stream, kept until the call is pruned, for clients that resume."""
 
-    call = models.ForeignKey(LegacyCall, on_delete=models.CASCADE, related_name="stream")
+    call = models.ForeignKey(Era2025Call, on_delete=models.CASCADE, related_name="stream")
     seq = models.PositiveIntegerField()
     data = models.JSONField(null=True, blank=True)
     retry_ms = models.PositiveIntegerField(null=True, blank=True)
@@ -394,7 +394,7 @@ class AccessToken(models.Model):
     name = models.CharField(max_length=100, help_text="Where it is used, e.g. “Claude Desktop on my laptop”.")
     prefix = models.CharField(max_length=SHOWN_CHARACTERS, editable=False)
     digest = models.CharField(max_length=64, unique=True, editable=False)
-    created_at = models.DateTimeField(default=timezone.now, editable=False)
+    created = models.DateTimeField(default=timezone.now, editable=False)
     expires_at = models.DateTimeField(
         null=True, blank=True, help_text="Leave empty for a token that lasts until it is revoked."
     )
@@ -405,7 +405,7 @@ class AccessToken(models.Model):
 
     class Meta:
         verbose_name = "access token"
-        ordering = ["-created_at"]
+        ordering = ["-created"]
         # Issuing a token for another user is acting as them (superusers included): its own permission, so
         # that adding tokens, which anyone may do for themselves, is never that (see SECURITY.md).
         permissions = [("issue_token_for_others", "Can issue and manage access tokens of other users")]

@@ -25,15 +25,15 @@ from django.contrib.auth.models import AnonymousUser
 from django.db import DatabaseError, close_old_connections, connections, reset_queries
 
 from mcpforms.conf import conf
-from mcpforms.protocol import legacy
+from mcpforms.protocol.era2025 import shim as era2025
+from mcpforms.protocol.era2025.sessions import Event, MemorySessions
 from mcpforms.protocol.errors import INTERNAL_ERROR, INVALID_REQUEST, ProtocolError
 from mcpforms.protocol.jsonrpc import RequestId, decode, encode, error_response, readable_id, result_response
 from mcpforms.protocol.reply import Reply
 from mcpforms.protocol.server import Server
-from mcpforms.protocol.sessions import Event, MemorySessions
-from mcpforms.protocol.versions import era_of
+from mcpforms.protocol.versions import SESSION_HEADER, era_of
 
-logger = logging.getLogger("mcpforms.stdio")
+logger = logging.getLogger(__name__)
 
 Caller = Callable[[], Any]
 """Who is calling, asked again for every message: a user, ``AnonymousUser``, or None once refused."""
@@ -220,8 +220,8 @@ class _Connection:
                 self.send(message)  # progress and log messages go out as they come
 
         headers = self._headers()
-        if era_of(payload, headers) == "legacy":
-            reply = legacy.handle(
+        if era_of(payload, headers) == "2025":
+            reply = era2025.handle(
                 self.server, payload, headers=headers, user=user, notify=notify, sessions=self.sessions
             )
             session_id = reply.headers.get("Mcp-Session-Id")
@@ -242,7 +242,7 @@ class _Connection:
         if user is None:
             self._forget(request_id)
             return
-        reply = legacy.handle(
+        reply = era2025.handle(
             self.server, payload, headers=self._headers(), user=user, notify=None, sessions=self.sessions
         )
         if reply.body is not None:  # never written back: nobody answers an answer
@@ -256,7 +256,7 @@ class _Connection:
         if user is None or last is None:
             self._forget(request_id)
             return
-        reply = legacy.resume(self.server, self._headers() or {}, last, user, self.sessions)
+        reply = era2025.resume(self.server, self._headers() or {}, last, user, self.sessions)
         if reply.events is not None:
             self._stream(reply.events, request_id)
             return
@@ -286,7 +286,7 @@ class _Connection:
 
     def _headers(self) -> dict[str, str] | None:
         """What stands in for HTTP's ``Mcp-Session-Id``: this connection's session, once it has one."""
-        return {legacy.SESSION_HEADER: self.session_id} if self.session_id else None
+        return {SESSION_HEADER: self.session_id} if self.session_id else None
 
     # Writing ------------------------------------------------------------------------------------------
 
@@ -353,7 +353,7 @@ def _cancelled_id(payload: Any) -> RequestId | None:
 
 def _modern(payload: Any) -> bool:
     """Whether the message claims 2026-07-28 in its ``_meta`` (with no session to name, as on HTTP)."""
-    return era_of(payload, {}) == "modern"
+    return era_of(payload, {}) == "2026"
 
 
 def _too_large(limit: int) -> str:

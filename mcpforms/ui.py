@@ -25,7 +25,7 @@ from django.utils import formats, timezone
 
 from mcpforms.fields import AutoFormField, fields_for_form
 from mcpforms.flow import Way
-from mcpforms.forms import form_class_for
+from mcpforms.form_factory import form_factory
 from mcpforms.protocol.context import RequestContext
 from mcpforms.protocol.primitives import Resource
 from mcpforms.schema import form_input_request
@@ -241,7 +241,7 @@ def read_result(uri: str, html: str) -> dict[str, Any]:
 
 
 def _form_class(fields: Sequence[AutoFormField] | type[forms.BaseForm], tool: str) -> type[forms.BaseForm]:
-    return fields if isinstance(fields, type) else form_class_for(tool, fields)
+    return fields if isinstance(fields, type) else form_factory(tool, fields)
 
 
 def form_resource(

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 # One salt per purpose: a page token can never pass for a requestState, nor the other way round.
-PAGE_SALT = "mcpforms.pages.link"
+PAGE_SALT = "mcpforms.url_mode.link"
 # 2026-07-28 has no elicitationId: the page's row travels in the requestState's pending list.
 PENDING_PREFIX = "url:"
 

@@ -15,8 +15,8 @@ PACKAGE = Path(__file__).resolve().parent.parent / "mcpforms"
 LAYERS: list[tuple[str, set[str]]] = [
     ("settings", {"conf"}),
     ("protocol core", {"protocol"}),
-    ("forms", {"fields", "forms", "field_rows", "schema", "answers", "output"}),
-    ("flow, HTML and storage", {"flow", "ui", "models", "sessions"}),
+    ("forms", {"fields", "form_factory", "field_rows", "schema", "answers", "output"}),
+    ("flow, HTML and storage", {"flow", "ui", "models", "session_stores"}),
     ("tool definition", {"tools", "prompts"}),
     ("serving", {"serving", "url_mode", "signals"}),
     ("registry and sources", {"registry", "definitions"}),

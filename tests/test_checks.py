@@ -239,8 +239,8 @@ class CountlessStore:
 
 def test_e015_a_session_store_that_cannot_count_cannot_keep_the_budgets():
     assert endpoint_ids(SESSION_STORE="tests.test_checks.CountlessStore") == ["mcpforms.E015"]
-    assert endpoint_ids(SESSION_STORE="mcpforms.sessions.CacheSessions") == []
-    assert endpoint_ids(SESSION_STORE="mcpforms.protocol.sessions.MemorySessions") == []
+    assert endpoint_ids(SESSION_STORE="mcpforms.session_stores.CacheSessions") == []
+    assert endpoint_ids(SESSION_STORE="mcpforms.protocol.era2025.sessions.MemorySessions") == []
 
 
 class StoreThatCannotAdopt:
@@ -259,7 +259,7 @@ def test_e015_a_session_store_that_cannot_adopt_a_session_cannot_let_its_client_
     ]
     assert [message.id for message in messages] == ["mcpforms.E015"]
     assert "has no adopt" in messages[0].msg
-    assert endpoint_ids(SESSION_STORE="mcpforms.sessions.DatabaseSessions") == []
+    assert endpoint_ids(SESSION_STORE="mcpforms.session_stores.DatabaseSessions") == []
 
 
 def check_endpoint_settings_with(**configured: object) -> list[CheckMessage]:

@@ -110,8 +110,15 @@ def test_manage_py_check_reports_them():
 @pytest.mark.parametrize(
     ("configured", "expected"),
     [
-        ({"SESSION_STORE": "mcpforms.sessions.CacheSessions", "SESSION_MAX_AGE": 60, "RETRY_MS": 500}, []),
-        ({"SESSION_STORE": "mcpforms.sessions.Nowhere"}, ["mcpforms.E009"]),
+        (
+            {
+                "SESSION_STORE": "mcpforms.session_stores.CacheSessions",
+                "SESSION_MAX_AGE": 60,
+                "RETRY_MS": 500,
+            },
+            [],
+        ),
+        ({"SESSION_STORE": "mcpforms.session_stores.Nowhere"}, ["mcpforms.E009"]),
         ({"SESSION_STORE": 3}, ["mcpforms.E009"]),
         ({"SESSION_MAX_AGE": 0}, ["mcpforms.E010"]),
         ({"RETRY_MS": "soon"}, ["mcpforms.E010"]),

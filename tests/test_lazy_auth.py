@@ -21,8 +21,8 @@ from django.urls import set_script_prefix
 from mcpforms.api import serve
 from mcpforms.models import AccessToken
 from mcpforms.protocol.context import RequestContext
+from mcpforms.protocol.era2025.sessions import MemorySessions
 from mcpforms.protocol.server import Server
-from mcpforms.protocol.sessions import MemorySessions
 from mcpforms.registry import register, register_prompt
 from mcpforms.tools import FormTool, RegistrationError
 from tests import settings as test_settings

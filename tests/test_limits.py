@@ -25,10 +25,10 @@ from django.test import Client, RequestFactory, override_settings
 from django.urls import reverse
 
 from mcpforms.api import serve
-from mcpforms.models import FieldDefinition, FormDefinition, LegacyCall, LegacySession, StreamEvent
+from mcpforms.models import Era2025Call, Era2025Session, FieldDefinition, FormDefinition, StreamEvent
 from mcpforms.protocol import RequestContext, state, tokens
+from mcpforms.protocol.era2025.sessions import MemorySessions
 from mcpforms.protocol.server import Server, default_server
-from mcpforms.protocol.sessions import MemorySessions
 from mcpforms.registry import register, register_prompt
 from mcpforms.tools import RegistrationError
 from tests.core_client import CoreClient, accept, asked, text
@@ -521,7 +521,7 @@ def initialize_over_http(server: Server, *, address: str, **params: Any) -> Http
     return serve(server, request)
 
 
-def stored_bytes(row: LegacySession) -> int:
+def stored_bytes(row: Era2025Session) -> int:
     return len(json.dumps(row.capabilities)) + len(json.dumps(row.client_info))
 
 
@@ -540,7 +540,7 @@ def test_twenty_anonymous_sessions_with_megabyte_declarations_store_a_few_kiloby
                 server, address="192.0.2.7", capabilities=capabilities, clientInfo=client_info
             )
             assert response.status_code == 200, body_of(response)
-    rows = list(LegacySession.objects.all())
+    rows = list(Era2025Session.objects.all())
     assert len(rows) == 20
     assert max(stored_bytes(row) for row in rows) < 200
     assert sum(stored_bytes(row) for row in rows) < 4_000
@@ -561,7 +561,7 @@ def test_calls_with_unknown_keys_store_none_of_them():
     for _ in range(5):
         ((_, request),) = events(client.post(call))
         assert request["method"] == "elicitation/create"
-    stored = list(LegacyCall.objects.values_list("params", flat=True))
+    stored = list(Era2025Call.objects.values_list("params", flat=True))
     assert stored == [{"name": "signup", "arguments": {"plan": "pro"}}] * 5
     assert "unknown_0" not in json.dumps(list(StreamEvent.objects.values_list("data", flat=True)))
 
@@ -579,4 +579,4 @@ def test_an_initialize_over_budget_is_429_with_retry_after_naming_the_setting():
         assert "MCPFORMS['ANONYMOUS_SESSIONS_PER_ADDRESS']" in error["message"]
         assert "Mcp-Session-Id" not in refused
         assert initialize_over_http(server, address="198.51.100.5").status_code == 200
-    assert LegacySession.objects.count() == 4
+    assert Era2025Session.objects.count() == 4

@@ -12,7 +12,7 @@ from django.core.management import call_command
 from django.test import override_settings
 from django.utils import timezone
 
-from mcpforms.models import CompletedFlow, LegacyCall, LegacySession, StreamEvent, UrlElicitation
+from mcpforms.models import CompletedFlow, Era2025Call, Era2025Session, StreamEvent, UrlElicitation
 
 pytestmark = pytest.mark.django_db
 
@@ -23,14 +23,14 @@ def aged(seconds: int) -> datetime:
     return timezone.now() - timedelta(seconds=seconds)
 
 
-def session(session_id: str, age: int) -> LegacySession:
-    return LegacySession.objects.create(
+def session(session_id: str, age: int) -> Era2025Session:
+    return Era2025Session.objects.create(
         id=session_id, version="2025-11-25", principal="anonymous", server="default", created=aged(age)
     )
 
 
-def call(call_id: str, owner: LegacySession, age: int) -> LegacyCall:
-    made = LegacyCall.objects.create(
+def call(call_id: str, owner: Era2025Session, age: int) -> Era2025Call:
+    made = Era2025Call.objects.create(
         id=call_id, session=owner, request_id=1, method="tools/call", created=aged(age)
     )
     StreamEvent.objects.create(call=made, seq=1, data={"jsonrpc": "2.0"})
@@ -56,8 +56,8 @@ def test_what_outlived_its_lifetime_is_deleted_and_counted():
 
     output = prune()
 
-    assert list(LegacySession.objects.values_list("id", flat=True)) == ["live"]
-    assert list(LegacyCall.objects.values_list("id", flat=True)) == ["fresh"]
+    assert list(Era2025Session.objects.values_list("id", flat=True)) == ["live"]
+    assert list(Era2025Call.objects.values_list("id", flat=True)) == ["fresh"]
     assert list(StreamEvent.objects.values_list("call_id", flat=True)) == ["fresh"]
     assert UrlElicitation.objects.count() == 1
     assert list(CompletedFlow.objects.values_list("digest", flat=True)) == ["a" * 64]
@@ -70,7 +70,7 @@ def test_what_outlived_its_lifetime_is_deleted_and_counted():
 def test_nothing_to_prune_says_so():
     session("live", 10)
     assert "0 expired 2025-era sessions" in prune()
-    assert LegacySession.objects.count() == 1
+    assert Era2025Session.objects.count() == 1
 
 
 def test_the_help_gives_a_cron_line():

@@ -16,14 +16,14 @@ from django.db import transaction
 from django.test import Client, override_settings
 
 from mcpforms.models import FieldDefinition, FormDefinition, Submission
-from mcpforms.protocol import legacy
+from mcpforms.protocol.era2025 import shim as era2025
+from mcpforms.protocol.era2025.sessions import MemorySessions
 from mcpforms.protocol.server import Server, default_server
-from mcpforms.protocol.sessions import MemorySessions
 from mcpforms.registry import register, registry_for
 from mcpforms.signals import submission_stored, tool_completed, tool_declined
 from mcpforms.tools import FormTool
 from tests.core_client import APPS, CoreClient, accept, asked, text
-from tests.protocol.test_legacy import LegacyClient
+from tests.protocol.test_era2025 import Era2025Client
 from tests.testapp.models import Colour
 
 # Transactional, as a served request is: on_commit callbacks run when the work really commits.
@@ -236,8 +236,8 @@ def legacy_server() -> Server:
     return server
 
 
-def legacy_ask(server: Server) -> tuple[LegacyClient, Any]:
-    client = LegacyClient(server, capabilities={"elicitation": {"form": {}}})
+def legacy_ask(server: Server) -> tuple[Era2025Client, Any]:
+    client = Era2025Client(server, capabilities={"elicitation": {"form": {}}})
     reply = client.request("tools/call", {"name": "join", "arguments": {}})
     (asking,) = reply.events or ()
     assert asking.data is not None and asking.data["method"] == "elicitation/create"
@@ -252,7 +252,7 @@ def test_a_2025_era_flow_sends_tool_completed_once_even_when_its_answer_is_poste
     client.send(answer)
     client.send(answer)  # a retried POST of the same answer
     (final,) = (
-        legacy.resume(legacy_server, client.headers, asking.id, None, legacy_server.sessions).events or ()
+        era2025.resume(legacy_server, client.headers, asking.id, None, legacy_server.sessions).events or ()
     )
     assert final.data is not None and final.data["result"]["structuredContent"] == {
         "joined": "ada@example.com"

@@ -24,7 +24,7 @@ from django.test import RequestFactory
 from mcpforms.api import serve
 from mcpforms.models import Submission
 from mcpforms.protocol import RequestContext, Server
-from mcpforms.protocol.sessions import MemorySessions, Session
+from mcpforms.protocol.era2025.sessions import MemorySessions, Session
 
 VERSION, LEGACY = "2026-07-28", "2025-11-25"
 META = {

@@ -419,7 +419,7 @@ def test_the_link_says_nothing_about_the_user():
 
 
 def test_a_2025_session_is_sent_to_the_page_and_told_when_it_is_done():
-    from mcpforms.protocol import legacy
+    from mcpforms.protocol.era2025 import shim as era2025
 
     def send(payload: dict[str, Any], session: str | None = None) -> Any:
         return default_server.handle(payload, headers={"mcp-session-id": session} if session else {})
@@ -456,12 +456,12 @@ def test_a_2025_session_is_sent_to_the_page_and_told_when_it_is_done():
     assert (
         send({"jsonrpc": "2.0", "id": request["id"], "result": {"action": "accept"}}, session).status == 202
     )
-    waiting = legacy.resume(default_server, headers, asking.id, None, default_server.sessions)
+    waiting = era2025.resume(default_server, headers, asking.id, None, default_server.sessions)
     assert [(event.id, event.data) for event in waiting.events or ()] == [(asking.id, None)]
 
     path = urlsplit(request["params"]["url"]).path
     assert Client().post(path, {"username": "ada", "password": SECRET}).status_code == 200
-    resumed = legacy.resume(default_server, headers, asking.id, None, default_server.sessions)
+    resumed = era2025.resume(default_server, headers, asking.id, None, default_server.sessions)
     completed, final = resumed.events or ()
     assert completed.data == {
         "jsonrpc": "2.0",

@@ -41,7 +41,7 @@ from oauth2_provider.settings import oauth2_settings
 from mcpforms.conf import conf
 from mcpforms.oauth.validator import Backend as ValidatorBackend
 
-log = logging.getLogger(__name__)
+logger = logging.getLogger(__name__)
 
 # Grants an MCP client signs in with: authorization code + PKCE, and its refresh tokens (OAuth 2.1 has no
 # implicit grant; the preset turns it off). Anything else a document lists is not the toolkit's to serve.
@@ -116,12 +116,12 @@ class ResolutionPermission:
 
     def has_permission(self, request: Any, client_id: str) -> bool:
         if not _signed_in.get():
-            log.info(
+            logger.info(
                 "Not resolving CIMD client %r outside a signed-in user's authorization request", client_id
             )
             return False
         if not host_allowed(client_id):
-            log.info(
+            logger.info(
                 "Not resolving CIMD client %r: its host is not in MCPFORMS['OAUTH_CIMD_HOSTS']", client_id
             )
             return False
@@ -213,7 +213,9 @@ class Fetcher(SafeMetadataFetcher):  # type: ignore[misc]
             if pinned is None:
                 raise
             # claude.ai's CDN answers some cloud addresses with a 403 HTML challenge.
-            log.warning("CIMD fetch of %s failed (%s); using mcpforms' pinned copy of it", client_id, error)
+            logger.warning(
+                "CIMD fetch of %s failed (%s); using mcpforms' pinned copy of it", client_id, error
+            )
             return normalise(pinned), oauth2_settings.CIMD_METADATA_MIN_AGE_SECONDS
         if pinned is not None:
             _log_divergence(client_id, document, pinned)
@@ -283,7 +285,7 @@ class _Deadlined:
 def _log_divergence(client_id: str, live: Mapping[str, Any], pinned: Mapping[str, Any]) -> None:
     changed = sorted(key for key in set(live) | set(pinned) if live.get(key) != pinned.get(key))
     if changed:
-        log.warning(
+        logger.warning(
             "The live CIMD document of %s differs from mcpforms' pinned copy in %s; the live one is used",
             client_id,
             ", ".join(changed),

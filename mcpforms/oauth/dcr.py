@@ -59,7 +59,7 @@ from mcpforms.conf import NEVER_REDIRECT_SCHEMES, conf
 from mcpforms.oauth.metadata import REGISTER_MANAGE
 from mcpforms.protocol.budgets import address_scope
 
-logger = logging.getLogger("mcpforms.oauth")
+logger = logging.getLogger(__name__)
 
 # What one registration may carry. Real clients send one to three redirect URIs, a short name and a
 # document of a few hundred bytes; these are far above that and far below what would cost anything.

@@ -19,8 +19,8 @@ import math
 import time
 
 from mcpforms.conf import conf
+from mcpforms.protocol.era2025.sessions import SessionStore, Tally
 from mcpforms.protocol.errors import ProtocolError
-from mcpforms.protocol.sessions import SessionStore, Tally
 from mcpforms.protocol.state import ANONYMOUS
 
 # The code of a refusal for a budget: the reference SDKs' code for a server-side session refusal

@@ -62,7 +62,7 @@ def missing_for(input_requests: Mapping[str, Any], capabilities: Mapping[str, An
     return missing
 
 
-# What a 2025-era session keeps of its client's declarations (mcpforms.protocol.legacy). The session
+# What a 2025-era session keeps of its client's declarations (mcpforms.protocol.era2025.shim). The session
 # stands in for the envelope of every later request, so it must keep what the server reads, and it is
 # stored for SESSION_MAX_AGE: it must keep nothing else, or one client's megabyte of capabilities is a
 # megabyte a row.

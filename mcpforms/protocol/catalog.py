@@ -27,7 +27,7 @@ from mcpforms.protocol.context import RequestContext
 T = TypeVar("T")
 Version = Callable[[], Hashable]
 
-logger = logging.getLogger("mcpforms.protocol")
+logger = logging.getLogger(__name__)
 
 _UNREAD = object()
 

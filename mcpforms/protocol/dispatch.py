@@ -13,9 +13,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from mcpforms.conf import conf
-from mcpforms.protocol import legacy, results
+from mcpforms.protocol import results
 from mcpforms.protocol.context import EVERY_SCOPE, Access, Notify
 from mcpforms.protocol.envelope import read_envelope
+from mcpforms.protocol.era2025 import shim as era2025
 from mcpforms.protocol.errors import (
     INTERNAL_ERROR,
     ProtocolError,
@@ -31,7 +32,7 @@ from mcpforms.protocol.reply import ACCEPTED, Reply
 from mcpforms.protocol.state import principal_for
 from mcpforms.protocol.versions import era_of
 
-logger = logging.getLogger("mcpforms.protocol")
+logger = logging.getLogger(__name__)
 
 
 def handle(
@@ -44,10 +45,10 @@ def handle(
     address: str | None = None,
     access: Access = EVERY_SCOPE,
 ) -> Reply:
-    if era_of(payload, headers) == "legacy":
+    if era_of(payload, headers) == "2025":
         # Only the 2025 era keeps anything per client, so only it needs the client's address.
         sessions = server.sessions
-        return legacy.handle(
+        return era2025.handle(
             server,
             payload,
             headers=headers,

@@ -16,7 +16,7 @@ from typing import Any
 
 from mcpforms.protocol.errors import header_mismatch, invalid_params, unsupported_version
 from mcpforms.protocol.jsonrpc import Message
-from mcpforms.protocol.versions import LEGACY_VERSIONS, PROTOCOL_VERSION_KEY, SUPPORTED_VERSIONS
+from mcpforms.protocol.versions import PROTOCOL_VERSION_KEY, SUPPORTED_VERSIONS, VERSIONS_2025
 
 CLIENT_CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities"
 CLIENT_INFO_KEY = "io.modelcontextprotocol/clientInfo"
@@ -92,7 +92,7 @@ def read_envelope(message: Message, headers: Mapping[str, str] | None) -> Envelo
             )
 
     if version not in SUPPORTED_VERSIONS:
-        raise unsupported_version(version, list(SUPPORTED_VERSIONS), handshake=list(LEGACY_VERSIONS))
+        raise unsupported_version(version, list(SUPPORTED_VERSIONS), handshake=list(VERSIONS_2025))
 
     if headers is not None:
         if header_version is None:

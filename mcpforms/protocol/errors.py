@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-logger = logging.getLogger("mcpforms.protocol")
+logger = logging.getLogger(__name__)
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600

@@ -16,6 +16,7 @@ from typing import Any
 from mcpforms.conf import conf
 from mcpforms.protocol.catalog import Catalog, Deferred
 from mcpforms.protocol.context import DEFAULT_SERVER
+from mcpforms.protocol.era2025.sessions import SessionStore, configured_store
 from mcpforms.protocol.primitives import (
     Prompt,
     Resource,
@@ -24,7 +25,6 @@ from mcpforms.protocol.primitives import (
     Tool,
     ToolHandler,
 )
-from mcpforms.protocol.sessions import SessionStore, configured_store
 
 NO_ARGUMENTS: Mapping[str, Any] = {"type": "object", "additionalProperties": False}
 

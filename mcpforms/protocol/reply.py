@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from mcpforms.protocol.sessions import Event
+from mcpforms.protocol.era2025.sessions import Event
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,7 @@ from mcpforms.fields import FormConversionError
 from mcpforms.protocol.context import RequestContext
 from mcpforms.protocol.server import default_server
 from mcpforms.protocol.state import principal_for
-from mcpforms.protocol.versions import MODERN
+from mcpforms.protocol.versions import VERSION_2026
 from mcpforms.registry import registry_for
 from mcpforms.tools import FormTool
 from project.demo.management.commands.seed_demo import STAFF_PASSWORD, STAFF_USERNAME
@@ -174,12 +174,12 @@ def _curl(endpoint: str) -> str:
         [
             f"curl -s {endpoint} \\",
             "  -H 'Content-Type: application/json' \\",
-            f"  -H 'MCP-Protocol-Version: {MODERN}' \\",
+            f"  -H 'MCP-Protocol-Version: {VERSION_2026}' \\",
             "  -H 'Mcp-Method: tools/call' -H 'Mcp-Name: signup' \\",
             """  -d '{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {""",
             """    "name": "signup",""",
             f"""    "arguments": {arguments},""",
-            f"""    "_meta": {{"io.modelcontextprotocol/protocolVersion": "{MODERN}",""",
+            f"""    "_meta": {{"io.modelcontextprotocol/protocolVersion": "{VERSION_2026}",""",
             """              "io.modelcontextprotocol/clientCapabilities": {}}}}'""",
         ]
     )
@@ -204,7 +204,7 @@ def home(request: HttpRequest) -> HttpResponse:
     cards, others = tool_cards(request)
     page = {
         "endpoint": MCP_PATH,
-        "protocolVersion": MODERN,
+        "protocolVersion": VERSION_2026,
         "csrfToken": get_token(request),
         "signedIn": request.user.is_authenticated,
         "tools": {card.name: card.config for card in cards if card.config},
@@ -216,7 +216,7 @@ def home(request: HttpRequest) -> HttpResponse:
         "admin_count": sum(card.source == "admin" for card in cards),
         "anonymous_count": sum(card.anonymous for card in cards),
         "endpoint": endpoint,
-        "protocol_version": MODERN,
+        "protocol_version": VERSION_2026,
         "token_command": TOKEN_COMMAND,
         "fastmcp_command": f".venv/bin/fastmcp call {endpoint} signup",
         # Clients can sign in themselves when the endpoint takes OAuth tokens, as the demo's does.

@@ -20,8 +20,8 @@ from mcpforms.protocol import (
     Server,
     ToolError,
 )
+from mcpforms.protocol.era2025.sessions import MemorySessions
 from mcpforms.protocol.errors import missing_capability
-from mcpforms.protocol.sessions import MemorySessions
 from mcpforms.schema import form_input_request
 
 # One process serves the suite (runserver, threaded), and its database lives in memory per thread: its

@@ -4,7 +4,7 @@ back from the database), and, where the client can ask its user, file one whose 
 client's elicitation handler supplies.
 
 The official Python client, ``fastmcp`` and the TypeScript SDK (v1 and v2) are proved in
-``test_demo_tools.py`` and ``test_legacy_clients.py``; this module covers every other client."""
+``test_demo_tools.py`` and ``test_era2025_clients.py``; this module covers every other client."""
 
 from __future__ import annotations
 

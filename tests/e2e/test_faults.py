@@ -59,7 +59,7 @@ DATABASES["default"]["CONN_MAX_AGE"] = 600
 """
 CACHE_SESSIONS = """
 CACHES = {{"default": {{"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": {location!r}}}}}
-MCPFORMS = {{**MCPFORMS, "SESSION_STORE": "mcpforms.sessions.CacheSessions"}}
+MCPFORMS = {{**MCPFORMS, "SESSION_STORE": "mcpforms.session_stores.CacheSessions"}}
 """
 
 
@@ -381,7 +381,7 @@ DONE_BEFORE = 2
 
 
 @dataclass
-class LegacyClient:
+class Era2025Client:
     """A 2025-11-25 client of the pair, each request to the other instance than the one before."""
 
     cluster: Pair
@@ -447,7 +447,7 @@ def test_redis_restarted_under_2025_sessions_loses_them_cleanly(cache_pair, caps
     marker = f"redis-{uuid.uuid4().hex[:8]}"
     started = time.monotonic()
     clients = [
-        LegacyClient(cluster, itertools.cycle(cluster.urls[n % 2 :] + cluster.urls[: n % 2]))
+        Era2025Client(cluster, itertools.cycle(cluster.urls[n % 2 :] + cluster.urls[: n % 2]))
         for n in range(DONE_BEFORE + WAITING)
     ]
     for client in clients:
@@ -464,7 +464,7 @@ def test_redis_restarted_under_2025_sessions_loses_them_cleanly(cache_pair, caps
         # In the outage: the user's answer, and a new client's initialize, each get a 503 to retry.
         number, (client, question) = waiting[0]
         assert_retry_later(client.answer(question, f"{marker} {number}"), "cache")
-        newcomer = LegacyClient(cluster, itertools.cycle(cluster.urls))
+        newcomer = Era2025Client(cluster, itertools.cycle(cluster.urls))
         hello = {"protocolVersion": LEGACY, "capabilities": {}, "clientInfo": {"name": "new", "version": "1"}}
         assert_retry_later(newcomer.send(body=jsonrpc(0, "initialize", hello)), "cache")
         unavailable += 2

@@ -49,7 +49,7 @@ CACHES = {{
         "KEY_PREFIX": "{REDIS_PREFIX}",
     }}
 }}
-MCPFORMS = {{**MCPFORMS, "SESSION_STORE": "mcpforms.sessions.CacheSessions"}}
+MCPFORMS = {{**MCPFORMS, "SESSION_STORE": "mcpforms.session_stores.CacheSessions"}}
 """
 
 

@@ -21,15 +21,15 @@ from mcp_types.methods import validate_server_result
 
 from mcpforms.api import serve
 from mcpforms.conf import conf
+from mcpforms.protocol.era2025.sessions import MemorySessions
 from mcpforms.protocol.errors import INVALID_PARAMS, PARSE_ERROR, ProtocolError
 from mcpforms.protocol.jsonrpc import decode
 from mcpforms.protocol.server import Server
-from mcpforms.protocol.sessions import MemorySessions
 from mcpforms.registry import register
-from mcpforms.sessions import CacheSessions, DatabaseSessions
+from mcpforms.session_stores import CacheSessions, DatabaseSessions
 from tests.conformance.fixtures import server
 from tests.forms import EveryFieldForm, SignupForm
-from tests.test_sessions import MEMCACHED_KEYS
+from tests.test_session_stores import MEMCACHED_KEYS
 
 VERSION = "2026-07-28"
 METHODS = [

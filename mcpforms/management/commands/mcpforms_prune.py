@@ -13,7 +13,7 @@ from django.db import models, transaction
 from django.utils import timezone
 
 from mcpforms.conf import conf
-from mcpforms.models import CompletedFlow, LegacyCall, LegacySession, UrlElicitation
+from mcpforms.models import CompletedFlow, Era2025Call, Era2025Session, UrlElicitation
 
 CRON_LINE = "17 * * * *  cd /srv/site && python manage.py mcpforms_prune --verbosity 0"
 
@@ -25,9 +25,9 @@ def _older_than(seconds: Callable[[], int]) -> Callable[[], Any]:
 # (what, model, horizon): each row older than its horizon can no longer be used by anyone.
 _PRUNED: list[tuple[str, type[models.Model], Callable[[], Any]]] = [
     # A call nobody resumed within a requestState's lifetime cannot go on (its events go with it).
-    ("expired pending calls", LegacyCall, _older_than(lambda: conf.STATE_MAX_AGE)),
+    ("expired pending calls", Era2025Call, _older_than(lambda: conf.STATE_MAX_AGE)),
     # A session answers 404 after SESSION_MAX_AGE; its client opens a new one (its calls go with it).
-    ("expired 2025-era sessions", LegacySession, _older_than(lambda: conf.SESSION_MAX_AGE)),
+    ("expired 2025-era sessions", Era2025Session, _older_than(lambda: conf.SESSION_MAX_AGE)),
     # As mcpforms.url_mode.ask_page prunes them: a retry can no longer reach a row once both the page's
     # link and the requestState that names it have expired.
     (

@@ -23,12 +23,12 @@ from django.utils import timezone
 from oauth2_provider.models import Application
 
 from mcpforms.api import serve
-from mcpforms.models import LegacySession
+from mcpforms.models import Era2025Session
 from mcpforms.protocol.context import RequestContext
+from mcpforms.protocol.era2025.sessions import Event, MemorySessions, PendingCall, Session, SessionStore
 from mcpforms.protocol.server import Server, default_server
-from mcpforms.protocol.sessions import Event, MemorySessions, PendingCall, Session, SessionStore
 from mcpforms.registry import register
-from mcpforms.sessions import CacheSessions, DatabaseSessions
+from mcpforms.session_stores import CacheSessions, DatabaseSessions
 from mcpforms.tools import FormTool
 from tests.forms import SignupForm
 from tests.test_oauth import REDIRECT, issue
@@ -131,7 +131,7 @@ def test_the_stream_is_read_back_after_the_last_event_seen(store):
 def test_a_database_session_expires():
     store = DatabaseSessions()
     session(store)
-    LegacySession.objects.filter(pk="s1").update(created=timezone.now() - timedelta(seconds=61))
+    Era2025Session.objects.filter(pk="s1").update(created=timezone.now() - timedelta(seconds=61))
     assert store.get("s1") is None
 
 
@@ -177,7 +177,7 @@ def test_an_expired_session_is_counted_no_more(store, monkeypatch):
     assert store.count_sessions(principal="anonymous").count == 1
     later = time.time() + 3 * 60
     monkeypatch.setattr(time, "time", lambda: later)
-    LegacySession.objects.update(created=timezone.now() - timedelta(minutes=3))
+    Era2025Session.objects.update(created=timezone.now() - timedelta(minutes=3))
     assert store.count_sessions(principal="anonymous").count == 0
     assert store.get("s1") is None
 
@@ -194,11 +194,11 @@ class MemcachedKeysCache(LocMemCache):
 
 
 MEMCACHED_KEYS = {
-    "default": {"BACKEND": "tests.test_sessions.MemcachedKeysCache", "LOCATION": "memcached-keys"}
+    "default": {"BACKEND": "tests.test_session_stores.MemcachedKeysCache", "LOCATION": "memcached-keys"}
 }
 ON_MEMCACHED = override_settings(
     CACHES=MEMCACHED_KEYS,
-    MCPFORMS={"ALLOW_ANONYMOUS": True, "SESSION_STORE": "mcpforms.sessions.CacheSessions"},
+    MCPFORMS={"ALLOW_ANONYMOUS": True, "SESSION_STORE": "mcpforms.session_stores.CacheSessions"},
 )
 ODD_IDS = ["a b", "x" * 300, "\t", "\x7f", "sessión-ü", "a\nb"]
 NOT_FOUND = {"jsonrpc": "2.0", "id": None, "error": {"code": -32001, "message": "Session not found"}}
@@ -347,7 +347,7 @@ def test_an_expired_session_is_not_adopted(store, monkeypatch):
     session(store)
     later = time.time() + 3 * 60
     monkeypatch.setattr(time, "time", lambda: later)
-    LegacySession.objects.update(created=timezone.now() - timedelta(minutes=3))
+    Era2025Session.objects.update(created=timezone.now() - timedelta(minutes=3))
     assert store.adopt("s1", "user:1") is None
     assert store.count_sessions(principal="user:1").count == 0
 

@@ -58,7 +58,7 @@ def test_a_python_legacy_user_who_declines_or_cancels_submits_nothing(demo, acti
 
 @pytest.mark.parametrize("sdk", ["v1", "v2"])
 def test_the_typescript_clients_on_their_default_options_complete_signup(demo, sdk):
-    report = node_report("ts_legacy_client.mjs", sdk, demo.url, "accept")
+    report = node_report("ts_era2025_client.mjs", sdk, demo.url, "accept")
     assert report["protocolVersion"] == "2025-11-25"
     assert report["asked"] == ["Create your account"]
     assert report["isError"] is False
@@ -67,7 +67,7 @@ def test_the_typescript_clients_on_their_default_options_complete_signup(demo, s
 
 @pytest.mark.parametrize(("sdk", "action"), [("v1", "decline"), ("v2", "cancel")])
 def test_a_typescript_user_who_declines_or_cancels_submits_nothing(demo, sdk, action):
-    report = node_report("ts_legacy_client.mjs", sdk, demo.url, action)
+    report = node_report("ts_era2025_client.mjs", sdk, demo.url, action)
     assert report["isError"] is True
     assert action in report["text"]
 

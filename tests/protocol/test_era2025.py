@@ -12,10 +12,10 @@ from django.http import HttpResponse
 from django.test import RequestFactory, override_settings
 
 from mcpforms.api import serve
-from mcpforms.protocol import legacy
+from mcpforms.protocol.era2025 import shim as era2025
+from mcpforms.protocol.era2025.sessions import MemorySessions
 from mcpforms.protocol.reply import Reply
 from mcpforms.protocol.server import Server
-from mcpforms.protocol.sessions import MemorySessions
 from mcpforms.registry import register
 from tests.forms import SignupForm
 
@@ -24,7 +24,7 @@ pytestmark = pytest.mark.django_db  # a completed form records its flow
 ELICITATION: dict[str, Any] = {"elicitation": {"form": {}}}
 
 
-class LegacyClient:
+class Era2025Client:
     """A 2025-11-25 client over the core: a session header on every request after initialize."""
 
     def __init__(
@@ -81,7 +81,7 @@ def server() -> Server:
     ],
 )
 def test_initialize_negotiates_a_2025_version_and_opens_a_session(server, asked, agreed):
-    client = LegacyClient(server, version=asked)
+    client = Era2025Client(server, version=asked)
     assert client.initialized["protocolVersion"] == agreed
     assert client.initialized["serverInfo"]["name"] == "legacy"
     assert "tools" in client.initialized["capabilities"]
@@ -89,7 +89,7 @@ def test_initialize_negotiates_a_2025_version_and_opens_a_session(server, asked,
 
 
 def test_requests_name_their_session(server):
-    client = LegacyClient(server)
+    client = Era2025Client(server)
     headerless = server.handle({"jsonrpc": "2.0", "id": 9, "method": "tools/list"}, headers={})
     assert headerless.status == 400 and headerless.body is not None
     assert headerless.body["error"]["code"] == -32000
@@ -101,7 +101,7 @@ def test_requests_name_their_session(server):
 
 
 def test_results_have_the_2025_shape(server):
-    client = LegacyClient(server)
+    client = Era2025Client(server)
     listed = client.result("tools/list")
     assert {tool["name"] for tool in listed["tools"]} >= {"signup"}
     assert not {"resultType", "ttlMs", "cacheScope"} & set(listed)
@@ -112,7 +112,7 @@ def test_results_have_the_2025_shape(server):
 
 
 def test_2026_only_methods_are_unknown_and_set_level_is_checked(server):
-    client = LegacyClient(server)
+    client = Era2025Client(server)
     reply = client.request("server/discover")
     assert reply.status == 404 and reply.body is not None and reply.body["error"]["code"] == -32601
     assert client.result("logging/setLevel", {"level": "warning"}) == {}
@@ -121,7 +121,7 @@ def test_2026_only_methods_are_unknown_and_set_level_is_checked(server):
 
 
 def test_a_form_tool_asks_through_a_server_request_and_finishes_on_the_resumed_stream(server):
-    client = LegacyClient(server, capabilities=ELICITATION)
+    client = Era2025Client(server, capabilities=ELICITATION)
     reply = client.request("tools/call", {"name": "signup", "arguments": {"plan": "team"}})
     assert reply.status == 200 and reply.events is not None
     (asking,) = reply.events
@@ -132,7 +132,7 @@ def test_a_form_tool_asks_through_a_server_request_and_finishes_on_the_resumed_s
     assert "email" in request["params"]["requestedSchema"]["properties"]
 
     # Nothing new yet: the client is handed its last event id again, to poll with.
-    waiting = legacy.resume(server, client.headers, asking.id, None, server.sessions)
+    waiting = era2025.resume(server, client.headers, asking.id, None, server.sessions)
     assert [event.id for event in waiting.events or ()] == [asking.id]
 
     answer = {
@@ -142,7 +142,7 @@ def test_a_form_tool_asks_through_a_server_request_and_finishes_on_the_resumed_s
     }
     assert client.send(answer) == Reply(202)
     assert client.send(answer) == Reply(202)  # a retried POST of the same answer runs nothing twice
-    resumed = legacy.resume(server, client.headers, asking.id, None, server.sessions)
+    resumed = era2025.resume(server, client.headers, asking.id, None, server.sessions)
     (final,) = resumed.events or ()
     assert final.data is not None and final.data["id"] == client.last_id
     assert final.data["result"]["structuredContent"] == {
@@ -154,22 +154,22 @@ def test_a_form_tool_asks_through_a_server_request_and_finishes_on_the_resumed_s
 
 
 def test_a_declined_form_ends_the_call_with_an_error_result(server):
-    client = LegacyClient(server, capabilities=ELICITATION)
+    client = Era2025Client(server, capabilities=ELICITATION)
     reply = client.request("tools/call", {"name": "signup", "arguments": {}})
     (asking,) = reply.events or ()
     assert asking.data is not None
     client.send({"jsonrpc": "2.0", "id": asking.data["id"], "result": {"action": "decline"}})
-    (final,) = legacy.resume(server, client.headers, asking.id, None, server.sessions).events or ()
+    (final,) = era2025.resume(server, client.headers, asking.id, None, server.sessions).events or ()
     assert final.data is not None and final.data["result"]["isError"] is True
     assert "declined" in final.data["result"]["content"][0]["text"]
 
 
 def test_ending_a_session_makes_it_unknown(server):
-    client = LegacyClient(server)
-    assert legacy.end(server, client.headers, None, server.sessions).status == 200
+    client = Era2025Client(server)
+    assert era2025.end(server, client.headers, None, server.sessions).status == 200
     reply = client.request("ping")
     assert reply.status == 404
-    assert legacy.resume(server, client.headers, None, None, server.sessions).status == 404
+    assert era2025.resume(server, client.headers, None, None, server.sessions).status == 404
 
 
 def test_a_session_is_its_owners(server, django_user_model):
@@ -183,7 +183,7 @@ def test_a_session_is_its_owners(server, django_user_model):
 
 def test_an_mcp_apps_host_gets_the_form_ui_on_a_2025_session(server):
     apps = {"extensions": {"io.modelcontextprotocol/ui": {"mimeTypes": ["text/html;profile=mcp-app"]}}}
-    client = LegacyClient(server, capabilities=apps)
+    client = Era2025Client(server, capabilities=apps)
     assert "io.modelcontextprotocol/ui" in client.initialized["capabilities"]["extensions"]
     shown = client.result("tools/call", {"name": "signup", "arguments": {}})
     assert shown["_meta"]["ui"]["resourceUri"] == "ui://mcpforms/signup" and "resultType" not in shown
@@ -197,9 +197,9 @@ def test_an_mcp_apps_host_gets_the_form_ui_on_a_2025_session(server):
 
 def test_a_2025_session_lists_the_app_only_submit_tool_only_when_it_declared_mcp_apps(server):
     apps = {"extensions": {"io.modelcontextprotocol/ui": {"mimeTypes": ["text/html;profile=mcp-app"]}}}
-    names = [tool["name"] for tool in LegacyClient(server, capabilities=apps).result("tools/list")["tools"]]
+    names = [tool["name"] for tool in Era2025Client(server, capabilities=apps).result("tools/list")["tools"]]
     assert names == ["signup", "signup_submit"]
-    plain = LegacyClient(server, capabilities={"elicitation": {}})
+    plain = Era2025Client(server, capabilities={"elicitation": {}})
     assert [tool["name"] for tool in plain.result("tools/list")["tools"]] == ["signup"]
 
 
@@ -211,7 +211,7 @@ def test_a_session_opened_on_one_server_is_unknown_on_another_that_shares_its_st
     first, second = Server(key="first", sessions=store), Server(key="second", sessions=store)
     register(SignupForm, server=first)
     register(SignupForm, server=second)
-    client = LegacyClient(first, capabilities=ELICITATION)
+    client = Era2025Client(first, capabilities=ELICITATION)
     asking = client.request("tools/call", {"name": "signup", "arguments": {}})
     ((event,),) = [asking.events or ()]
     ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
@@ -219,14 +219,14 @@ def test_a_session_opened_on_one_server_is_unknown_on_another_that_shares_its_st
     posted = second.handle(ping, headers=client.headers)
     assert posted.status == 404 and posted.body is not None
     assert posted.body["error"] == {"code": -32001, "message": "Session not found"}
-    resumed = legacy.resume(second, client.headers, event.id, None, store)
+    resumed = era2025.resume(second, client.headers, event.id, None, store)
     assert resumed.status == 404 and resumed.body is not None
     assert resumed.body["error"]["message"] == "Session not found"
-    ended = legacy.end(second, client.headers, None, store)
+    ended = era2025.end(second, client.headers, None, store)
     assert ended.status == 404
     # The session lives on where it was opened.
     assert client.result("ping") == {}
-    assert legacy.resume(first, client.headers, event.id, None, store).status == 200
+    assert era2025.resume(first, client.headers, event.id, None, store).status == 200
 
 
 # ---- what a session keeps ----------------------------------------------------------------------------------
@@ -236,7 +236,7 @@ APPS = {"mimeTypes": ["text/html;profile=mcp-app"]}
 
 def test_a_session_keeps_only_what_the_server_reads_of_the_clients_declarations(server):
     padding = ["x" * 50_000] * 4
-    client = LegacyClient(
+    client = Era2025Client(
         server,
         capabilities={
             "elicitation": {"form": {"junk": padding}, "url": {}},
@@ -275,7 +275,7 @@ def test_a_session_keeps_the_client_info_a_submission_would(server):
 
 
 def test_a_2025_flow_with_unknown_argument_keys_stores_none_of_them_and_completes(server):
-    client = LegacyClient(server, capabilities=ELICITATION)
+    client = Era2025Client(server, capabilities=ELICITATION)
     arguments = {"plan": "team", "junk": "x" * 50_000, "more": {"deep": ["y"] * 1_000}}
     reply = client.request("tools/call", {"name": "signup", "arguments": arguments, "extra": "z" * 9_000})
     (asking,) = reply.events or ()
@@ -288,7 +288,7 @@ def test_a_2025_flow_with_unknown_argument_keys_stores_none_of_them_and_complete
 
     answer = {"action": "accept", "content": {"email": "ada@example.com"}}
     assert client.send({"jsonrpc": "2.0", "id": asking.data["id"], "result": answer}) == Reply(202)
-    (final,) = legacy.resume(server, client.headers, asking.id, None, server.sessions).events or ()
+    (final,) = era2025.resume(server, client.headers, asking.id, None, server.sessions).events or ()
     assert final.data is not None and "error" not in final.data, final.data
     assert final.data["result"]["structuredContent"]["plan"] == "team"
     assert final.data["result"]["structuredContent"]["email"] == "ada@example.com"
@@ -337,7 +337,7 @@ def test_anonymous_sessions_have_a_global_budget_and_an_ended_one_frees_its_plac
     assert_over_budget(initialize(server, address="192.0.2.3"), "ANONYMOUS_SESSIONS")
     assert_over_budget(initialize(server), "ANONYMOUS_SESSIONS")  # stdio has no address
     headers = {"mcp-session-id": first.headers["Mcp-Session-Id"]}
-    assert legacy.end(server, headers, None, server.sessions).status == 200
+    assert era2025.end(server, headers, None, server.sessions).status == 200
     assert initialize(server, address="192.0.2.3").status == 200
 
 
@@ -352,7 +352,7 @@ def test_a_users_sessions_are_budgeted_apart_from_anonymous_ones(server, django_
 
 @override_settings(MCPFORMS={"ALLOW_ANONYMOUS": True, "CALLS_PER_SESSION": 1})
 def test_a_session_holds_a_budget_of_pending_calls(server):
-    client = LegacyClient(server, capabilities=ELICITATION)
+    client = Era2025Client(server, capabilities=ELICITATION)
     assert client.request("tools/call", {"name": "signup", "arguments": {}}).events
     refused = client.request("tools/call", {"name": "signup", "arguments": {}})
     assert_over_budget(refused, "CALLS_PER_SESSION")
@@ -375,9 +375,9 @@ def resume_over_http(server: Server, session: str, last_event_id: str) -> tuple[
     return response.status_code, response.content.decode()
 
 
-def a_waiting_call(server: Server) -> tuple[LegacyClient, str]:
+def a_waiting_call(server: Server) -> tuple[Era2025Client, str]:
     """A session whose signup call waits on the user; the id of the call's stream."""
-    client = LegacyClient(server, capabilities=ELICITATION)
+    client = Era2025Client(server, capabilities=ELICITATION)
     (asking,) = client.request("tools/call", {"name": "signup", "arguments": {}}).events or ()
     return client, asking.id.partition(":")[0]
 
@@ -423,14 +423,14 @@ NOT_FOUND = {"jsonrpc": "2.0", "id": 9, "error": {"code": -32001, "message": "Se
 
 
 def test_a_session_opened_anonymously_becomes_the_first_signed_in_users(server, django_user_model):
-    client = LegacyClient(server)
+    client = Era2025Client(server)
     ada, bob = django_user_model(pk=1, username="ada"), django_user_model(pk=2, username="bob")
     assert server.handle(PING, headers=client.headers, user=ada).status == 200
     # Now it is Ada's: nobody and Bob are told it does not exist, Ada goes on in it.
     assert server.handle(PING, headers=client.headers) == Reply(404, NOT_FOUND)
     assert server.handle(PING, headers=client.headers, user=bob) == Reply(404, NOT_FOUND)
     assert server.handle(PING, headers=client.headers, user=ada).status == 200
-    assert legacy.end(server, client.headers, bob, server.sessions).status == 404
+    assert era2025.end(server, client.headers, bob, server.sessions).status == 404
 
 
 def test_a_users_session_never_becomes_anonymous(server, django_user_model):
@@ -448,7 +448,7 @@ def test_what_was_asked_anonymously_does_not_go_on_once_a_user_adopts_the_sessio
     answer = {"jsonrpc": "2.0", "id": f"{stream}-1", "result": accepted}
     # Ada's answer to the question asked of nobody adopts the session, and answers nothing.
     assert server.handle(answer, headers=client.headers, user=ada) == Reply(202)
-    resumed = legacy.resume(server, client.headers, f"{stream}:1", ada, server.sessions)
+    resumed = era2025.resume(server, client.headers, f"{stream}:1", ada, server.sessions)
     assert (resumed.status, resumed.body) == (400, {"jsonrpc": "2.0", "id": None, "error": UNKNOWN_STREAM})
     assert server.handle(answer, headers=client.headers).status == 404  # nor may nobody answer it now
     # Ada's own calls in the session are asked anew, as her.
@@ -464,10 +464,10 @@ def test_what_was_asked_anonymously_does_not_go_on_once_a_user_adopts_the_sessio
 def test_a_user_at_their_session_budget_does_not_adopt_another_session(server, django_user_model):
     ada = django_user_model(pk=1, username="ada")
     assert initialize(server, user=ada).status == 200
-    client = LegacyClient(server)
+    client = Era2025Client(server)
     assert_over_budget(server.handle(PING, headers=client.headers, user=ada), "SESSIONS_PER_PRINCIPAL")
     assert_over_budget(
-        legacy.resume(server, client.headers, "c:1", ada, server.sessions), "SESSIONS_PER_PRINCIPAL"
+        era2025.resume(server, client.headers, "c:1", ada, server.sessions), "SESSIONS_PER_PRINCIPAL"
     )
     # Refused, the session stays its anonymous opener's.
     assert server.handle(PING, headers=client.headers).status == 200

@@ -4,7 +4,7 @@ A 2025-11-25 client opens a session with ``initialize`` and sends every later re
 ``Mcp-Session-Id``; when a tool needs the user, the server sends ``elicitation/create`` as a request of its
 own on the call's SSE stream, closes the stream (SEP-1699) and continues when the client POSTs the answer.
 Any worker may serve any of those requests, so all of it lives in a ``SessionStore``, never in a process:
-``mcpforms.sessions`` keeps it in the database or Django's cache; ``MemorySessions`` here serves one
+``mcpforms.session_stores`` keeps it in the database or Django's cache; ``MemorySessions`` here serves one
 process (tests, a single stdio client).
 """
 
@@ -120,8 +120,8 @@ class SessionStore(Protocol):
         user's, never ``ANONYMOUS`` (which adopts nothing: None).
 
         This is how a 2025 client signs in: its anonymous ``tools/call`` got a 401, and it sends the same
-        request again, with its token, in the same session (``mcpforms.protocol.legacy``). Only the first
-        adoption wins, atomically: None when the session is gone, or is another user's (the one who won
+        request again, with its token, in the same session (``mcpforms.protocol.era2025.shim``). Only the
+        first adoption wins, atomically: None when the session is gone, or is another user's (the one who won
         a race), and never from a user to nobody or to someone else. A repeat for the user who holds it
         returns it unchanged (two requests of theirs raced) and drops nothing.
 
@@ -155,7 +155,7 @@ class SessionStore(Protocol):
 
 class MemorySessions:
     """A ``SessionStore`` in this process's memory: for tests and a single process, never a deployment of
-    several workers (``mcpforms.sessions`` has those)."""
+    several workers (``mcpforms.session_stores`` has those)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()

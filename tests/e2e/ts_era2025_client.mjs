@@ -1,7 +1,7 @@
 // A TypeScript client on the 2025-11-25 protocol completes the demo's signup, answering the server's
 // elicitation/create with ACTION (accept, decline or cancel). SDK is "v1" (@modelcontextprotocol/sdk
 // 1.32.2, the most used MCP client) or "v2" (@modelcontextprotocol/client with its default options,
-// which speak 2025-11-25). Prints one JSON report for tests/e2e/test_legacy_clients.py.
+// which speak 2025-11-25). Prints one JSON report for tests/e2e/test_era2025_clients.py.
 const [sdk, url, action] = process.argv.slice(2);
 const ANSWERS = { email: 'grace@example.com', plan: 'pro', newsletter: false };
 const asked = [];

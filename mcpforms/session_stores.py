@@ -1,6 +1,6 @@
 """Session stores for the 2025 era that every worker shares: ``DatabaseSessions`` (the default) and
-``CacheSessions``. Name one in ``MCPFORMS["SESSION_STORE"]``; ``mcpforms.protocol.sessions`` says what a
-store does."""
+``CacheSessions``. Name one in ``MCPFORMS["SESSION_STORE"]``; ``mcpforms.protocol.era2025.sessions`` says
+what a store does."""
 
 from __future__ import annotations
 
@@ -20,8 +20,8 @@ from django.db.models import Count, Min
 from django.utils import timezone
 
 from mcpforms.conf import conf
-from mcpforms.models import LegacyCall, LegacySession, StreamEvent
-from mcpforms.protocol.sessions import Event, PendingCall, Session, Stream, Tally
+from mcpforms.models import Era2025Call, Era2025Session, StreamEvent
+from mcpforms.protocol.era2025.sessions import Event, PendingCall, Session, Stream, Tally
 from mcpforms.protocol.state import ANONYMOUS
 
 # One in this many new sessions (and pending calls) prunes the expired ones: a chance, not a COUNT(*)
@@ -30,7 +30,7 @@ PRUNE_EVERY = 100
 
 
 def _call_id(server_request_id: str) -> str:
-    # The server's request ids are "<call id>-<n>" (mcpforms.protocol.legacy).
+    # The server's request ids are "<call id>-<n>" (mcpforms.protocol.era2025.shim).
     return server_request_id.rpartition("-")[0]
 
 
@@ -42,8 +42,8 @@ class DatabaseSessions:
             # Many clients never DELETE their session; an expired one answers 404, and the client opens
             # a new one (2025-11-25, Session Management).
             horizon = timezone.now() - timedelta(seconds=conf.SESSION_MAX_AGE)
-            LegacySession.objects.filter(created__lt=horizon).delete()
-        LegacySession.objects.create(
+            Era2025Session.objects.filter(created__lt=horizon).delete()
+        Era2025Session.objects.create(
             id=session.id,
             version=session.version,
             capabilities=dict(session.capabilities),
@@ -55,7 +55,7 @@ class DatabaseSessions:
 
     def get(self, session_id: str) -> Session | None:
         horizon = timezone.now() - timedelta(seconds=conf.SESSION_MAX_AGE)
-        row = LegacySession.objects.filter(pk=session_id, created__gte=horizon).first()
+        row = Era2025Session.objects.filter(pk=session_id, created__gte=horizon).first()
         if row is None:
             return None
         return Session(
@@ -75,39 +75,39 @@ class DatabaseSessions:
         horizon = timezone.now() - timedelta(seconds=conf.SESSION_MAX_AGE)
         with transaction.atomic():
             # One conditional UPDATE: of users racing to adopt the session, the database lets one match.
-            won = LegacySession.objects.filter(
+            won = Era2025Session.objects.filter(
                 pk=session_id, principal=ANONYMOUS, created__gte=horizon
             ).update(principal=principal, address="")
             if won:
                 # Their streams go with them (StreamEvent cascades). An anonymous request already past
                 # its session check may still write its call back; that row is unreachable all the same:
                 # only the anonymous stream saw its ids, and the anonymous caller is told 404 from now on.
-                LegacyCall.objects.filter(session_id=session_id).delete()
+                Era2025Call.objects.filter(session_id=session_id).delete()
         session = self.get(session_id)
         return session if session is not None and session.principal == principal else None
 
     def count_sessions(self, *, principal: str, address: str | None = None) -> Tally:
         horizon = timezone.now() - timedelta(seconds=conf.SESSION_MAX_AGE)
-        rows = LegacySession.objects.filter(principal=principal, created__gte=horizon)
+        rows = Era2025Session.objects.filter(principal=principal, created__gte=horizon)
         if address is not None:
             rows = rows.filter(address=address)
         return _tally(rows.aggregate(count=Count("pk"), oldest=Min("created")))
 
     def count_calls(self, session_id: str) -> Tally:
         horizon = timezone.now() - timedelta(seconds=conf.STATE_MAX_AGE)
-        rows = LegacyCall.objects.filter(session_id=session_id, created__gte=horizon)
+        rows = Era2025Call.objects.filter(session_id=session_id, created__gte=horizon)
         return _tally(rows.aggregate(count=Count("pk"), oldest=Min("created")))
 
     def end(self, session_id: str) -> bool:
-        deleted, _ = LegacySession.objects.filter(pk=session_id).delete()
+        deleted, _ = Era2025Session.objects.filter(pk=session_id).delete()
         return bool(deleted)
 
     def set_log_level(self, session_id: str, level: str) -> None:
-        LegacySession.objects.filter(pk=session_id).update(log_level=level)
+        Era2025Session.objects.filter(pk=session_id).update(log_level=level)
 
     def save_call(self, call: PendingCall, events: tuple[Event, ...] = ()) -> None:
         with transaction.atomic():
-            _, created = LegacyCall.objects.update_or_create(
+            _, created = Era2025Call.objects.update_or_create(
                 pk=call.id,
                 defaults={
                     "session_id": call.session,
@@ -137,13 +137,13 @@ class DatabaseSessions:
         if created and secrets.randbelow(PRUNE_EVERY) == 0:
             # A call nobody resumed within a requestState's lifetime can no longer go on.
             horizon = timezone.now() - timedelta(seconds=conf.STATE_MAX_AGE)
-            LegacyCall.objects.filter(created__lt=horizon).delete()
+            Era2025Call.objects.filter(created__lt=horizon).delete()
 
     def answer(self, session_id: str, request_id: str, result: Any) -> PendingCall | None:
         try:
             with transaction.atomic():
                 row = (
-                    LegacyCall.objects.select_for_update()
+                    Era2025Call.objects.select_for_update()
                     .filter(pk=_call_id(request_id), session_id=session_id, done=False)
                     .first()
                 )
@@ -160,7 +160,7 @@ class DatabaseSessions:
         return call if call.complete else None
 
     def events_after(self, call_id: str, session_id: str, seen: int) -> Stream | None:
-        row = LegacyCall.objects.filter(pk=call_id, session_id=session_id).first()
+        row = Era2025Call.objects.filter(pk=call_id, session_id=session_id).first()
         if row is None:
             return None
         events = [
@@ -175,7 +175,7 @@ def _tally(found: dict[str, Any]) -> Tally:
     return Tally(found["count"], oldest.timestamp() if oldest is not None else None)
 
 
-def _pending(row: LegacyCall) -> PendingCall:
+def _pending(row: Era2025Call) -> PendingCall:
     return PendingCall(
         id=row.id,
         session=row.session_id,

@@ -2,7 +2,7 @@
 
 ``display_form``'s UI renders such a class, and every admin-defined form is one, so a form built from a
 field list takes exactly the path a code-defined form takes: same fields, schema, flow and validation.
-``fields_for_form(form_class_for(name, fields)) == fields`` for every field list the admin can define.
+``fields_for_form(form_factory(name, fields)) == fields`` for every field list the admin can define.
 """
 
 from __future__ import annotations
@@ -83,7 +83,7 @@ def django_field(auto: AutoFormField) -> forms.Field:
     return forms.CharField(widget=widgets.get(auto.type, forms.TextInput)(attrs), **common)
 
 
-def form_class_for(name: str, fields: Sequence[AutoFormField], *, doc: str = "") -> type[forms.Form]:
+def form_factory(name: str, fields: Sequence[AutoFormField], *, doc: str = "") -> type[forms.Form]:
     """Build the Django form class whose fields read back as ``fields``."""
     attrs: dict[str, Any] = {auto.name: django_field(auto) for auto in fields}
     attrs["__doc__"] = doc or None

@@ -21,6 +21,7 @@ from mcpforms.protocol.budgets import OverBudget, address_scope, check_call_budg
 from mcpforms.protocol.capabilities import client_implementation, retained_capabilities
 from mcpforms.protocol.context import EVERY_SCOPE, LOG_LEVELS, Access, Notify
 from mcpforms.protocol.envelope import Envelope
+from mcpforms.protocol.era2025.sessions import Event, PendingCall, Session, SessionStore, new_id
 from mcpforms.protocol.errors import (
     INTERNAL_ERROR,
     INVALID_REQUEST,
@@ -35,17 +36,15 @@ from mcpforms.protocol.jsonrpc import Message, error_response, read_message, rea
 from mcpforms.protocol.methods import INPUT_REQUIRED_METHODS, METHODS, Call, validate_params
 from mcpforms.protocol.offering import Offering
 from mcpforms.protocol.reply import ACCEPTED, Reply
-from mcpforms.protocol.sessions import Event, PendingCall, Session, SessionStore, new_id
 from mcpforms.protocol.state import ANONYMOUS, principal_for
-from mcpforms.protocol.versions import LEGACY_VERSIONS
+from mcpforms.protocol.versions import SESSION_HEADER, VERSIONS_2025
 
-logger = logging.getLogger("mcpforms.protocol")
+logger = logging.getLogger(__name__)
 
-SESSION_HEADER = "mcp-session-id"
 # The methods a 2025 session may call; server/discover and subscriptions/listen are 2026-07-28 only.
-LEGACY_METHODS = frozenset(METHODS) - {"server/discover"}
+METHODS_2025 = frozenset(METHODS) - {"server/discover"}
 # What only 2026-07-28 results carry.
-MODERN_ONLY = ("resultType", "ttlMs", "cacheScope")
+ONLY_2026 = ("resultType", "ttlMs", "cacheScope")
 # Session errors, as the reference SDKs send them (2025-11-25 Streamable HTTP, Session Management).
 NO_SESSION = -32000
 UNKNOWN_SESSION = -32001
@@ -122,11 +121,11 @@ def _initialize(
     server: Offering, message: Message, user: Any, sessions: SessionStore, address: str | None
 ) -> Reply:
     assert message.id is not None
-    validate_params(message, LEGACY_VERSIONS[0])
+    validate_params(message, VERSIONS_2025[0])
     requested = message.params.get("protocolVersion")
     # Spec §9.3: an unknown version (2026-07-28 included, which initialize never negotiates) gets a
     # counter-offer of the newest 2025 version, which the client accepts or not.
-    version = requested if requested in LEGACY_VERSIONS else LEGACY_VERSIONS[0]
+    version = requested if requested in VERSIONS_2025 else VERSIONS_2025[0]
     principal = principal_for(user)
     # Only an anonymous session keeps where it came from: the one thing its budget can count by.
     scope = address_scope(address) if principal == ANONYMOUS else None
@@ -194,7 +193,7 @@ def _request(
 ) -> Reply:
     assert message.id is not None
     method = METHODS.get(message.method)
-    if method is None or message.method not in LEGACY_METHODS or not method.served(server):
+    if method is None or message.method not in METHODS_2025 or not method.served(server):
         raise method_not_found(message.method)
     validate_params(message, session.version)
     # The handler gets only the arguments the call may have to keep: every later round runs on what the
@@ -212,7 +211,7 @@ def _request(
             params=_kept_params(message.params),
         )
         return Reply(200, events=_next_round(call, result, sessions, first=True))
-    return Reply(200, result_response(message.id, _legacy_result(result)))
+    return Reply(200, result_response(message.id, _result_2025(result)))
 
 
 def _run(
@@ -292,8 +291,8 @@ def _kept_params(params: Mapping[str, Any]) -> dict[str, Any]:
     return kept
 
 
-def _legacy_result(result: Mapping[str, Any]) -> dict[str, Any]:
-    return {key: value for key, value in result.items() if key not in MODERN_ONLY}
+def _result_2025(result: Mapping[str, Any]) -> dict[str, Any]:
+    return {key: value for key, value in result.items() if key not in ONLY_2026}
 
 
 def _next_round(
@@ -425,7 +424,7 @@ def _next_step(
         if call.waiting and _only_pages(result):
             return None
         return _next_round(call, result, sessions, before=before)
-    return _finish(call, result_response(call.request_id, _legacy_result(result)), sessions, before=before)
+    return _finish(call, result_response(call.request_id, _result_2025(result)), sessions, before=before)
 
 
 def _only_pages(result: Mapping[str, Any]) -> bool:
