@@ -38,6 +38,7 @@ WORK = ROOT / "mutants"
 # the README name none.
 MUTATION_PAIRS: dict[str, str] = {
     "mcpforms/protocol/state.py": "tests/protocol/test_state.py",
+    "mcpforms/protocol/tokens.py": "tests/protocol/test_tokens.py",
     "mcpforms/answers.py": "tests/test_answers.py",
     "mcpforms/schema.py": "tests/test_schema.py",
     "mcpforms/flow.py": "tests/test_flow.py",

@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 from django import forms
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.db import connection
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -404,3 +405,104 @@ def test_a_key_no_database_holds_is_an_invalid_choice_not_a_crash(values, refuse
     assert "valid choice" in outcome.errors[refused][0]
     # The largest key a database holds is still looked up, and simply not found.
     assert list(validate_with_form(PaintForm, {"colour": 2**63 - 1}).errors) == ["colour"]
+
+
+class KeysForm(forms.Form):
+    palette = forms.ModelMultipleChoiceField(
+        queryset=Colour.objects.all(),
+        required=False,
+        error_messages={"invalid_choice": "No colour has the key %(value)s."},
+    )
+
+
+# Where SQLite overflows, mcpforms names the culprit; elsewhere Django's own lookup names the first key it
+# did not find, which is the same one when its neighbours exist, and is "+1" itself below.
+ONLY_ON_SQLITE = pytest.mark.skipif(connection.vendor != "sqlite", reason="Django names '+1' elsewhere")
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("palette", "named"),
+    [
+        pytest.param(["1", str(2**63)], "9223372036854775808", id="past-the-top"),
+        pytest.param(["+1", str(2**63)], "9223372036854775808", id="signed-neighbour", marks=ONLY_ON_SQLITE),
+        pytest.param([str(2**63 - 1), str(2**63)], "9223372036854775808", id="largest-neighbour"),
+        pytest.param([str(-(2**63)), str(-(2**63) - 1)], "-9223372036854775809", id="past-the-bottom"),
+        pytest.param([HUGE], str(HUGE), id="huge"),
+    ],
+)
+def test_a_key_no_database_holds_is_named_in_the_fields_own_invalid_choice_message(palette, named):
+    # The user is told which pick is wrong (not its neighbour, not the whole list), in the form's words.
+    for key in (1, 2**63 - 1, -(2**63)):  # the neighbours exist: only the culprit is not found
+        Colour.objects.create(pk=key, name=f"colour {key}", code=f"#{key % 999_999:06}")
+    outcome = validate_with_form(KeysForm, {"palette": palette})
+    assert outcome.errors == {"palette": [f"No colour has the key {named}."]}
+    assert outcome.form.has_error("palette", code="invalid_choice")
+
+
+@pytest.mark.django_db
+def test_a_key_past_64_bits_in_other_digits_is_an_invalid_choice_not_a_crash():
+    # int() reads Arabic-Indic digits as a number, and SQLite overflows on it as on ASCII digits.
+    outcome = validate_with_form(KeysForm, {"palette": ["\u0661" * 20]})
+    assert list(outcome.errors) == ["palette"]
+    assert outcome.form.has_error("palette", code="invalid_choice")
+
+
+def test_a_number_past_a_double_for_a_float_field_is_that_fields_error_not_a_crash():
+    class PriceForm(forms.Form):
+        price = forms.FloatField(required=False)
+
+    # An unbounded number field accepts any JSON integer; Django's float() of one past 1.8e308 overflows.
+    outcome = validate_with_form(PriceForm, {"price": 10**400})
+    assert list(outcome.errors) == ["price"]
+
+
+class TagsField(forms.Field):
+    """Several free-text values, posted as a ``<select multiple>`` posts them."""
+
+    widget = forms.SelectMultiple
+
+    def to_python(self, value: Any) -> list[str]:
+        return [str(item) for item in value or ()]
+
+
+class TaggedForm(forms.Form):
+    tags = TagsField(required=False)
+
+
+def test_a_field_whose_widget_posts_several_values_gets_the_list():
+    outcome = validate_with_form(TaggedForm, {"tags": ["red", "blue"]})
+    assert outcome.cleaned_data == {"tags": ["red", "blue"]}
+
+
+class OneValueForm(forms.Form):
+    colour = forms.ChoiceField(choices=[("red", "Red")], required=False)
+    note = forms.CharField(required=False)
+
+
+@pytest.mark.parametrize(("value", "quoted"), [(["red"], '["red"]'), ({"pick": "red"}, '{"pick": "red"}')])
+def test_a_structure_for_a_field_of_one_value_is_refused_quoting_its_json(value, quoted):
+    # The model reads back what it sent, as JSON, in Django's own message.
+    outcome = validate_with_form(OneValueForm, {"colour": value})
+    assert outcome.errors == {
+        "colour": [f"Select a valid choice. {quoted} is not one of the available choices."]
+    }
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [
+        ([datetime.date(2026, 1, 2)], '["2026-01-02"]'),
+        ({"on": datetime.date(2026, 1, 2)}, '{"on": "2026-01-02"}'),
+    ],
+)
+def test_a_python_value_inside_a_structure_is_bound_as_its_text(value, text):
+    # validate_with_form is public: a caller's own values (a date in a list) bind, they do not raise.
+    assert validate_with_form(OneValueForm, {"note": value}).cleaned_data["note"] == text
+
+
+def test_an_invalid_outcome_keeps_the_bound_form_to_show_it_again():
+    outcome = validate_with_form(SignupForm, {"email": "ada@example.com"})
+    assert not outcome.is_valid
+    assert outcome.form.is_bound
+    assert outcome.form.errors["plan"] == ["This field is required."]

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from typing import Any
 
 import mcp_types._v2026_07_28 as wire
@@ -16,6 +17,7 @@ from mcpforms.schema import (
 )
 from tests.forms import EveryFieldForm, SignupForm
 from tests.testapp.models import Colour
+from tests.wire import meta
 
 PRIMITIVE = TypeAdapter(wire.PrimitiveSchemaDefinition)
 
@@ -313,10 +315,7 @@ def signup_call(arguments: dict[str, Any]) -> dict[str, Any]:
 
 def elicitation_of_2026_call(arguments: dict[str, Any]) -> dict[str, Any]:
     message = signup_call(arguments)
-    message["params"]["_meta"] = {
-        "io.modelcontextprotocol/protocolVersion": VERSION,
-        "io.modelcontextprotocol/clientCapabilities": ELICITATION,
-    }
+    message["params"]["_meta"] = meta(ELICITATION)
     response = mcp_post(
         message,
         HTTP_MCP_PROTOCOL_VERSION=VERSION,
@@ -361,3 +360,49 @@ def test_a_huge_integer_answer_is_asked_again_without_it_as_the_default(era, dig
     assert "Age (age)" in asked["message"] and "less than or equal to 120" in asked["message"]
     age = asked["requestedSchema"]["properties"]["age"]
     assert age == {"type": "integer", "minimum": 18, "maximum": 120, "title": "Age"}
+
+
+def test_the_largest_double_is_still_a_bound():
+    # The edge of what every client reads (RFC 8259 §6) is inside it, not past it.
+    largest = sys.float_info.max
+    schema = property_schema(AutoFormField("n", type="number", min=-largest, max=largest))
+    assert (schema["minimum"], schema["maximum"]) == (-largest, largest)
+
+
+PICKS = (Option("a"), Option("b"), Option("c"))
+
+
+@pytest.mark.parametrize(
+    ("field", "expected"),
+    [
+        (AutoFormField("s", min=2.0, max=5.0), {"minLength": 2, "maxLength": 5}),
+        (AutoFormField("m", options=PICKS, multiple=True, min=1.0, max=2.0), {"minItems": 1, "maxItems": 2}),
+    ],
+)
+def test_a_whole_float_count_is_sent_as_an_integer(field, expected):
+    # minLength and minItems are integers in JSON Schema: a client validating strictly refuses "2.0".
+    sent = json.loads(json.dumps(property_schema(field)))
+    counts = {key: value for key, value in sent.items() if key in expected}
+    assert counts == expected
+    assert all(type(value) is int for value in counts.values())
+
+
+@pytest.mark.parametrize("bound", [-1, 1.5, True, "3"])
+def test_item_bounds_that_are_not_counts_are_not_emitted(bound):
+    schema = property_schema(AutoFormField("m", options=PICKS, multiple=True, min=bound, max=bound))
+    assert "minItems" not in schema
+    assert "maxItems" not in schema
+
+
+def test_form_input_request_says_what_to_do_instead_of_asking_nothing():
+    with pytest.raises(ValueError) as empty:
+        form_input_request([], message="m")
+    assert str(empty.value) == "form_input_request needs at least one field."
+    with pytest.raises(ValueError) as unaskable:
+        form_input_request(
+            [AutoFormField("pw", type="password"), AutoFormField("doc", type="file")], message="m"
+        )
+    assert str(unaskable.value) == (
+        "None of these fields can be asked in form mode (pw, doc): passwords, files and hidden inputs need "
+        "URL mode or the HTML form."
+    )

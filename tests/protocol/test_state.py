@@ -4,6 +4,7 @@ import base64
 import hashlib
 import json
 import logging
+import re
 import secrets
 import time
 import zlib
@@ -335,3 +336,99 @@ def test_answers_or_pending_of_the_wrong_type_are_refused_even_when_signed(malfo
     with pytest.raises(InvalidState) as caught:
         load_state(token, **BINDING)
     assert caught.value.reason == "malformed payload"
+
+
+def test_a_user_object_that_does_not_say_it_is_authenticated_is_anonymous():
+    # A user-like object without is_authenticated (a custom auth backend's) fails closed.
+    assert principal_for(SimpleNamespace(pk=7)) == ANONYMOUS
+
+
+def test_the_arguments_digest_is_the_same_in_every_release():
+    # A requestState minted before an upgrade (or by a worker still on the previous release, in a rolling
+    # deploy) must verify after it: the canonical form, the salt and the algorithm are part of the token.
+    key = "a fixed key of at least fifty characters, for this test"
+    digest = arguments_digest({"plan": "pro", "seats": [1, 2], "note": None}, key)
+    assert digest == "caeb2d74a985fb5d21df171da51500e887ce6d2a7ab8ea22367e6cce6ed55cfa"
+
+
+def test_the_limits_tell_the_model_how_to_go_on():
+    with override_settings(MCPFORMS={"MAX_ROUNDS": 3}), pytest.raises(StateLimit) as rounds:
+        mint(rounds=4)
+    assert str(rounds.value) == (
+        "The user was asked 3 times without completing this, the most one flow may take "
+        "(MCPFORMS['MAX_ROUNDS']); nothing was submitted. Start over: call again without requestState."
+    )
+    with override_settings(MCPFORMS={"MAX_STATE_BYTES": 100}), pytest.raises(StateLimit) as size:
+        mint()
+    assert re.fullmatch(
+        r"The answers are too large to carry to the next round: their requestState would be \d+ bytes, "
+        r"more than 100 \(MCPFORMS\['MAX_STATE_BYTES'\]\)\. Nothing was submitted; call again with shorter "
+        r"values\.",
+        str(size.value),
+    )
+
+
+def test_a_token_of_exactly_max_state_bytes_is_minted():
+    # load_state accepts a token of exactly the limit, so dump_state mints one.
+    with mock.patch("time.time", return_value=1_800_000_000.0):
+        token = mint(flow="f")
+        with override_settings(MCPFORMS={"MAX_STATE_BYTES": len(token)}):
+            assert mint(flow="f") == token
+
+
+def test_a_requeststate_longer_than_the_limit_is_refused_with_the_limit():
+    with override_settings(MCPFORMS={"MAX_STATE_BYTES": 10}), pytest.raises(ProtocolError) as refused:
+        load_state("x" * 11, **BINDING)
+    assert refused.value.message == (
+        "Invalid params: requestState is longer than 10 bytes (MCPFORMS['MAX_STATE_BYTES'])"
+    )
+
+
+def test_an_expired_requeststate_says_it_expired():
+    # As a page token does: a caller can tell "ask again, it timed out" from a forgery.
+    token = mint()
+    later = mock.patch("time.time", return_value=time.time() + 61)
+    with override_settings(MCPFORMS={"STATE_MAX_AGE": 60}), later, pytest.raises(InvalidState) as expired:
+        load_state(token, **BINDING)
+    assert expired.value.expired
+    with pytest.raises(InvalidState) as tampered:
+        load_state(mint()[:-1], **BINDING)
+    assert not tampered.value.expired
+
+
+@pytest.mark.parametrize(
+    ("token", "binding", "reason"),
+    [
+        (mint, {"tool": "other"}, "minted for another tool"),
+        (mint, {"arguments": {"plan": "team"}}, "minted for other arguments"),
+        (
+            lambda: signing.TimestampSigner(salt=SALT).sign_object(["not", "an", "object"]),
+            {},
+            "payload is not an object",
+        ),
+    ],
+    ids=["tool", "arguments", "not-an-object"],
+)
+def test_a_refusal_is_logged_with_its_tool_and_reason(caplog, token, binding, reason):
+    call = BINDING | binding
+    with (
+        caplog.at_level(logging.INFO, logger="mcpforms.protocol.state"),
+        pytest.raises(InvalidState) as caught,
+    ):
+        load_state(token(), **call)
+    assert caught.value.reason == reason
+    logged = [record.getMessage() for record in caplog.records if record.name == "mcpforms.protocol.state"]
+    assert logged == [f"Rejected requestState for tool {call['tool']!r}: {reason}"]
+
+
+@pytest.mark.parametrize("malformed", [{"iat": "now"}, {"iat": None}, {"flow": 7}, {"flow": None}])
+def test_an_issue_time_or_flow_of_the_wrong_type_is_refused_even_when_signed(malformed):
+    token = signing.TimestampSigner(salt=SALT).sign_object(_well_formed(**malformed), compress=True)
+    with pytest.raises(InvalidState) as caught:
+        load_state(token, **BINDING)
+    assert caught.value.reason == "malformed payload"
+
+
+def test_the_state_names_the_server_that_minted_it():
+    # The server is part of a flow's identity (a completed flow is recorded per server).
+    assert load_state(mint(), **BINDING).server == "default"

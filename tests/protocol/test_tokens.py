@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from django.test import override_settings
 
@@ -40,3 +42,22 @@ def test_expiry_and_garbage_are_told_apart_for_the_log():
         with pytest.raises(InvalidToken) as caught:
             unsign(garbage, salt=STATE_SALT, max_age=60)
         assert not caught.value.expired
+
+
+def test_a_token_is_compressed_when_that_makes_it_shorter():
+    # Every byte of a requestState counts against MAX_STATE_BYTES: answers that repeat themselves (a long
+    # text, many picks) should not fill the budget by their raw length.
+    payload = {"note": "the same words again " * 50}
+    token = sign(payload, salt=STATE_SALT)
+    assert len(token) < len(json.dumps(payload)) / 4
+    assert unsign(token, salt=STATE_SALT, max_age=60) == payload
+    assert len(sign(payload, salt=STATE_SALT, compress=False)) > len(json.dumps(payload))
+
+
+def test_the_reason_says_what_was_wrong_for_the_log():
+    with pytest.raises(InvalidToken) as not_a_string:
+        unsign(7, salt=STATE_SALT, max_age=60)
+    assert not_a_string.value.reason == "not a string: int"
+    with pytest.raises(InvalidToken) as expired:
+        unsign(sign({}, salt=STATE_SALT), salt=STATE_SALT, max_age=-1)
+    assert expired.value.reason.startswith("expired: Signature age ")
