@@ -1,4 +1,4 @@
-"""The django-ninja edge: MCP 2026-07-28 over Streamable HTTP on one URL (spec §8).
+"""The django-ninja edge: MCP over Streamable HTTP on one URL, for 2026-07-28 and 2025-era clients (spec §8).
 
 Mount it with one line in the project's urls::
 

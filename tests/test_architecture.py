@@ -1,7 +1,9 @@
 """The package's dependency graph: bottom-up layers, no cycle, and a protocol core that knows no forms.
 
 Imports are read from the source with ``ast``, so every kind counts: module level, inside a function, and
-under ``if TYPE_CHECKING:``. ARCHITECTURE.md draws the same layers; keep the two in step.
+under ``if TYPE_CHECKING:``. An import that names a package (``from mcpforms.protocol import results``) goes
+through its ``__init__``, and so depends on everything that ``__init__`` imports. ARCHITECTURE.md draws the
+same layers; keep the two in step.
 """
 
 from __future__ import annotations
@@ -17,18 +19,34 @@ LAYERS: list[tuple[str, set[str]]] = [
     ("protocol core", {"protocol"}),
     ("forms", {"fields", "form_factory", "field_rows", "schema", "answers", "output"}),
     ("flow, HTML and storage", {"flow", "ui", "models", "session_stores"}),
-    ("tool definition", {"tools", "prompts"}),
-    ("serving", {"serving", "url_mode", "signals"}),
+    ("tool definition", {"tool_checks", "tools", "prompts"}),
+    ("serving", {"serving", "ways", "url_mode", "signals"}),
     ("registry and sources", {"registry", "definitions"}),
-    ("edges", {"", "api", "auth", "oauth", "readiness", "stdio", "views", "urls", "admin", "checks", "apps"}),
+    (
+        "edges",
+        {
+            "",
+            "api",
+            "auth",
+            "oauth",
+            "readiness",
+            "stdio",
+            "stdio_connection",
+            "views",
+            "urls",
+            "admin",
+            "checks",
+            "apps",
+        },
+    ),
 ]
 SKIPPED = {"migrations", "management", "templates", "static"}
 
 
-def modules() -> dict[str, Path]:
+def modules(package: Path = PACKAGE) -> dict[str, Path]:
     found = {}
-    for path in PACKAGE.rglob("*.py"):
-        relative = path.relative_to(PACKAGE.parent).with_suffix("")
+    for path in package.rglob("*.py"):
+        relative = path.relative_to(package.parent).with_suffix("")
         if SKIPPED & set(relative.parts):
             continue
         name = ".".join(relative.parts).removesuffix(".__init__")
@@ -43,11 +61,11 @@ def imports(path: Path, known: set[str]) -> set[str]:
         if isinstance(node, ast.Import):
             named |= {alias.name for alias in node.names}
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            # `from mcpforms import ui` imports the module ui; `from mcpforms.fields import Option` a name
-            # of the module fields.
-            for alias in node.names:
-                submodule = f"{node.module}.{alias.name}"
-                named.add(submodule if submodule in known else node.module)
+            # `from mcpforms.fields import Option` imports a name of the module fields. `from mcpforms import
+            # ui` imports the module ui, and reads it off the package first: an edge to the package too,
+            # so to everything its `__init__` imports, for a cycle through an `__init__` is still a cycle.
+            named.add(node.module)
+            named |= {f"{node.module}.{alias.name}" for alias in node.names} & known
     found = set()
     for name in named:
         while name and name not in known:  # `import django` and friends fall away here
@@ -65,9 +83,27 @@ def layer_of(module: str) -> int:
     raise AssertionError(f"{module} is in no layer: add it to LAYERS and to ARCHITECTURE.md")
 
 
-def graph() -> dict[str, set[str]]:
-    found = modules()
+def graph(package: Path = PACKAGE) -> dict[str, set[str]]:
+    found = modules(package)
     return {name: imports(path, set(found)) - {name} for name, path in found.items()}
+
+
+def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """One cycle through each module that is on one, as the path that returns to it."""
+    done: set[str] = set()
+
+    def visit(module: str, path: list[str]) -> list[str] | None:
+        if module in path:
+            return [*path[path.index(module) :], module]
+        if module in done:
+            return None
+        for target in sorted(edges[module]):
+            if cycle := visit(target, [*path, module]):
+                return cycle
+        done.add(module)
+        return None
+
+    return [cycle for module in sorted(edges) if (cycle := visit(module, []))]
 
 
 def test_every_import_points_down_or_sideways():
@@ -92,22 +128,7 @@ def test_the_protocol_core_imports_nothing_of_mcpforms_but_the_settings():
 
 
 def test_there_is_no_import_cycle():
-    edges = graph()
-    done: set[str] = set()
-
-    def visit(module: str, path: list[str]) -> list[str] | None:
-        if module in path:
-            return [*path[path.index(module) :], module]
-        if module in done:
-            return None
-        for target in sorted(edges[module]):
-            if cycle := visit(target, [*path, module]):
-                return cycle
-        done.add(module)
-        return None
-
-    cycles = [cycle for module in sorted(edges) if (cycle := visit(module, []))]
-    assert cycles == []
+    assert cycles(graph()) == []
 
 
 def test_the_walk_sees_imports_of_every_kind(tmp_path):
@@ -119,4 +140,28 @@ def test_the_walk_sees_imports_of_every_kind(tmp_path):
         "import mcpforms.protocol.state\n"
     )
     known = {"mcpforms", "mcpforms.tools", "mcpforms.serving", "mcpforms.protocol", "mcpforms.protocol.state"}
-    assert imports(source, known) == {"mcpforms.tools", "mcpforms.serving", "mcpforms.protocol.state"}
+    # `from mcpforms import serving` reads serving off the package: an edge to the package's __init__ too.
+    assert imports(source, known) == {
+        "mcpforms",
+        "mcpforms.tools",
+        "mcpforms.serving",
+        "mcpforms.protocol.state",
+    }
+
+
+def test_a_cycle_through_a_package_init_is_a_cycle(tmp_path):
+    # The shape mcpforms.protocol once had: its __init__ re-exports server, server imports dispatch, and
+    # dispatch imported a sibling through the package, so back into the __init__.
+    package = tmp_path / "core"
+    package.mkdir()
+    (package / "__init__.py").write_text("from core.server import Server\n")
+    (package / "server.py").write_text("from core.dispatch import handle\n")
+    (package / "dispatch.py").write_text("from core import results\n")
+    (package / "results.py").write_text("")
+    assert cycles(graph(package)) == [
+        ["core", "core.server", "core.dispatch", "core"],
+        ["core.dispatch", "core", "core.server", "core.dispatch"],
+        ["core.server", "core.dispatch", "core", "core.server"],
+    ]
+    (package / "dispatch.py").write_text("from core.results import complete\n")
+    assert cycles(graph(package)) == []

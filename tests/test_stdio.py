@@ -27,6 +27,7 @@ from mcp import Client, StdioServerParameters
 from mcpforms import stdio
 from mcpforms.management.commands.mcpforms_stdio import Command
 from mcpforms.protocol import Server
+from tests import wire
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -61,7 +62,7 @@ class NoteForm(forms.Form):
     text = forms.CharField()
 
 
-@mcpforms.register(NoteForm, name="signed_note", permission="auth.view_user")
+@mcpforms.tool(NoteForm, name="signed_note", permission="auth.view_user")
 def signed_note(request, form):
     print("a stray print from a handler")
     request.report_progress(1, 1, "signing")
@@ -82,10 +83,7 @@ INITIALIZE = {
     "capabilities": {},
     "clientInfo": {"name": "raw", "version": "1"},
 }
-META = {
-    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-    "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}},
-}
+META = wire.meta(wire.ELICITATION)
 
 
 @dataclass(frozen=True)
@@ -479,3 +477,22 @@ def test_a_2025_call_waiting_on_a_url_mode_page_goes_on_once_a_poll_finds_the_pa
     assert complete["params"] == {"elicitationId": asked["id"]}
     assert result == {"jsonrpc": "2.0", "id": 2, "result": {"content": [{"type": "text", "text": "visited"}]}}
     assert runs[:2] == [False, False] and runs[-1] is True
+
+
+def test_a_message_with_a_method_is_a_request_even_with_a_result_and_an_answer_is_answered_by_nothing():
+    # One rule tells a response from a request, as over HTTP (`jsonrpc.is_response`): a method member
+    # that is no string makes an invalid request, answered; a stray answer to nothing is only logged.
+    messages = serve(
+        Server(),
+        line({"jsonrpc": "2.0", "id": 5, "method": None, "result": {}}),
+        line({"jsonrpc": "2.0", "id": "never-asked", "result": {"action": "accept"}}),
+        line({"jsonrpc": "2.0", "id": 6, "method": "ping"}),
+    )
+    assert messages == [
+        {
+            "jsonrpc": "2.0",
+            "id": 5,
+            "error": {"code": -32600, "message": 'Invalid request: "method" must be a string'},
+        },
+        {"jsonrpc": "2.0", "id": 6, "result": {}},
+    ]

@@ -8,7 +8,7 @@ from typing import Any
 
 from mcpforms.protocol.capabilities import ElicitationMode, supports_elicitation
 from mcpforms.protocol.jsonrpc import notification
-from mcpforms.protocol.state import ANONYMOUS, RequestState, dump_state
+from mcpforms.protocol.state import ANONYMOUS, RequestState, dump_state, principal_for
 
 Notify = Callable[[dict[str, Any]], None]
 # The key of the server mcpforms' own registry fills (``mcpforms.protocol.server.default_server``).
@@ -38,6 +38,12 @@ class Access:
 
 
 EVERY_SCOPE = Access()
+
+
+def tool_binding(name: str) -> str:
+    """What a ``tools/call`` of ``name`` binds its requestState to, besides the server, the arguments and
+    the principal: ``tool:<name>``, so that no prompt or resource of the same name shares its states."""
+    return f"tool:{name}"
 
 
 @dataclass
@@ -76,6 +82,31 @@ class RequestContext:
     access: Access = EVERY_SCOPE
     _notify: Notify | None = field(default=None, repr=False, compare=False)
     _progress: _Progress = field(default_factory=_Progress, repr=False, compare=False)
+
+    @classmethod
+    def for_tool(
+        cls,
+        name: str,
+        *,
+        user: Any,
+        principal: str | None = None,
+        server: str = DEFAULT_SERVER,
+        arguments: Any = None,
+    ) -> RequestContext:
+        """A ``tools/call`` of ``name`` by ``user`` that comes from no MCP request: the URL-mode page acting
+        for the caller who asked, or a page that shows who may use what. It is bound as the core binds a
+        call of the tool (``tool_binding``), declares no client capabilities and carries no state;
+        ``principal`` is the user's unless given."""
+        return cls(
+            method="tools/call",
+            binding=tool_binding(name),
+            arguments={} if arguments is None else arguments,
+            client_capabilities={},
+            meta={},
+            user=user,
+            principal=principal_for(user) if principal is None else principal,
+            server=server,
+        )
 
     @property
     def may_sign_in(self) -> bool:

@@ -1,38 +1,27 @@
 """The transport-agnostic core: one decoded JSON-RPC message in, one ``Reply`` out (spec §8.9).
 
-The edge (``mcpforms.api`` over HTTP, later stdio) decodes the body, hands over the headers and the user,
-and writes the reply. Everything in between lives here, in ladder order: message shape, era, envelope,
-method, params, then the handler. Nothing raises out of ``handle``: a bug in a handler is logged and
-answered with -32603, never a traceback.
+The edge (``mcpforms.api`` over HTTP, ``mcpforms.stdio`` over stdin and stdout) decodes the body, hands
+over the headers and the user, and writes the reply. Everything in between lives here, in ladder order:
+message shape, era, envelope, method, params, then the handler. Nothing raises out of ``handle``: a bug
+in a handler is logged and answered with -32603, never a traceback.
 """
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Mapping
 from typing import Any
 
 from mcpforms.conf import conf
-from mcpforms.protocol import results
 from mcpforms.protocol.context import EVERY_SCOPE, Access, Notify
 from mcpforms.protocol.envelope import read_envelope
 from mcpforms.protocol.era2025 import shim as era2025
-from mcpforms.protocol.errors import (
-    INTERNAL_ERROR,
-    ProtocolError,
-    failure,
-    http_status,
-    method_not_found,
-    status_of,
-)
-from mcpforms.protocol.jsonrpc import Message, error_response, read_message, readable_id, result_response
-from mcpforms.protocol.methods import INPUT_REQUIRED_METHODS, METHODS, Call, validate_params
+from mcpforms.protocol.jsonrpc import Message, read_message, result_response
+from mcpforms.protocol.methods import Call, asks_for_input, check_served, run_method, validate_params
 from mcpforms.protocol.offering import Offering
-from mcpforms.protocol.reply import ACCEPTED, Reply
+from mcpforms.protocol.reply import ACCEPTED, Reply, reply_to
+from mcpforms.protocol.results import finish_complete, finish_input_required
 from mcpforms.protocol.state import principal_for
 from mcpforms.protocol.versions import era_of
-
-logger = logging.getLogger(__name__)
 
 
 def handle(
@@ -58,20 +47,24 @@ def handle(
             address=address,
             access=access,
         )
-    request_id = readable_id(payload)
-    try:
-        message = read_message(payload)
-        if message.is_notification:
-            # Spec §8.4: accepted notifications get 202 and no body. None is defined for HTTP clients.
-            return ACCEPTED
-        assert message.id is not None
-        answer = _answer(server, message, headers, user, notify, access)
-        return Reply(200, result_response(message.id, answer))
-    except ProtocolError as error:
-        return Reply(status_of(error), error_response(request_id, error))
-    except Exception as error:  # a bug is -32603; a database out of reach a 503 to retry
-        failed = failure(error, request_id)
-        return Reply(http_status(failed.code), error_response(request_id, failed))
+    return reply_to(payload, lambda: _reply(server, payload, headers, user, notify, access))
+
+
+def _reply(
+    server: Offering,
+    payload: Any,
+    headers: Mapping[str, str] | None,
+    user: Any,
+    notify: Notify | None,
+    access: Access,
+) -> Reply:
+    message = read_message(payload)
+    if message.is_notification:
+        # Spec §8.4: accepted notifications get 202 and no body. None is defined for HTTP clients.
+        return ACCEPTED
+    assert message.id is not None
+    answer = _answer(server, message, headers, user, notify, access)
+    return Reply(200, result_response(message.id, answer))
 
 
 def _answer(
@@ -83,25 +76,19 @@ def _answer(
     access: Access,
 ) -> dict[str, Any]:
     envelope = read_envelope(message, headers)
-    method = METHODS.get(message.method)
-    if method is None or not method.served(server):
-        raise method_not_found(message.method)
+    check_served(server, message.method)
     validate_params(message, envelope.protocol_version)
     principal = principal_for(user)
-    call = Call(server, message, envelope, user, principal, notify, headers, access)
-    result = method.run(call)
-    if not isinstance(result, Mapping):
-        logger.error("The %s handler returned %r instead of a dict", message.method, type(result))
-        raise ProtocolError(INTERNAL_ERROR, "Internal error")
-    if result.get("resultType") == "input_required" and message.method in INPUT_REQUIRED_METHODS:
-        return results.input_required(
+    result = run_method(Call(server, message, envelope, user, principal, notify, headers, access))
+    if asks_for_input(message.method, result):
+        return finish_input_required(
             result, capabilities=envelope.client_capabilities, server_info=server.info
         )
     # Discovery says nothing caller-specific. Lists and reads may vary by caller — an anonymous one sees
     # only what ALLOW_ANONYMOUS names, a user what their permissions allow — so each authorization context
     # caches its own (spec §4.2).
     public = message.method == "server/discover"
-    return results.complete(
+    return finish_complete(
         result,
         method=message.method,
         server_info=server.info,

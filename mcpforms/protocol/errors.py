@@ -8,6 +8,7 @@ spec reports as a result with ``isError: true``, not as a JSON-RPC error.
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from typing import Any
 
 logger = logging.getLogger(__name__)
@@ -60,6 +61,11 @@ class ProtocolError(Exception):
         self.code = code
         self.message = message
         self.data = data
+
+    @property
+    def headers(self) -> Mapping[str, str]:
+        """What the transport sends along with the response carrying this error (a budget's Retry-After)."""
+        return {}
 
     def as_error(self) -> dict[str, Any]:
         """Return the ``error`` member of the response."""
@@ -122,7 +128,8 @@ _UNREACHABLE = {
 
 def unreachable_service(error: BaseException) -> str | None:
     """The service ``error`` says is out of reach (``"database"``, ``"cache"``), or None for any other
-    error. The dispatcher's catch-alls let such an error through, so the edge can answer it with 503."""
+    error: such an error is no bug, and is answered with a 503 to retry (``failure`` in the core, the
+    edge's own catch-all outside it)."""
     for cls in type(error).__mro__:
         service = _UNREACHABLE.get((cls.__module__, cls.__qualname__))
         if service is not None:

@@ -1,10 +1,12 @@
-"""The JSON-RPC 2.0 envelope: decoding a body, telling requests from notifications, building responses."""
+"""The JSON-RPC 2.0 envelope: decoding a body, telling requests, notifications and responses apart,
+building responses."""
 
 from __future__ import annotations
 
 import json
 import math
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -122,6 +124,22 @@ def readable_id(payload: Any) -> RequestId | None:
         if isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool)):
             return value
     return None
+
+
+def method_of(payload: Any) -> str | None:
+    """Return the method the message names, when it names one as a string."""
+    method = payload.get("method") if isinstance(payload, Mapping) else None
+    return method if isinstance(method, str) else None
+
+
+def is_response(payload: Any) -> bool:
+    """Whether ``payload`` is a response, a result or an error and no method: from a client, its answer to
+    a request of the server's (JSON-RPC 2.0 §5), which only the 2025 era sends."""
+    return (
+        isinstance(payload, Mapping)
+        and "method" not in payload
+        and ("result" in payload or "error" in payload)
+    )
 
 
 def read_message(payload: Any) -> Message:

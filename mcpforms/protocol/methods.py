@@ -1,12 +1,14 @@
-"""The methods of the 2026-07-28 revision: what each one does with a validated request.
+"""The methods: what each one does with a validated request, in either era.
 
 Each function takes a ``Call`` whose envelope and params already passed the ladder and returns the raw
-result; ``dispatch`` finishes it (resultType, serverInfo, cache hints, the -32021 check).
+result, written once in the 2026-07-28 style; ``dispatch`` finishes it for a 2026 client (resultType,
+serverInfo, cache hints, the -32021 check), ``era2025.shim`` turns it into what a 2025 session expects.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import logging
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -15,9 +17,10 @@ from pydantic import ValidationError
 
 from mcpforms.conf import conf
 from mcpforms.protocol.catalog import Deferred, listed
-from mcpforms.protocol.context import EVERY_SCOPE, Access, Notify, RequestContext
+from mcpforms.protocol.context import EVERY_SCOPE, Access, Notify, RequestContext, tool_binding
 from mcpforms.protocol.envelope import Envelope
 from mcpforms.protocol.errors import (
+    INTERNAL_ERROR,
     ProtocolError,
     SignInRequired,
     ToolError,
@@ -32,6 +35,8 @@ from mcpforms.protocol.param_headers import check_param_headers
 from mcpforms.protocol.primitives import Prompt, Resource, ResourceTemplate, Tool
 from mcpforms.protocol.state import InvalidState, StaleState, StateLimit, load_state
 from mcpforms.protocol.versions import SUPPORTED_VERSIONS
+
+logger = logging.getLogger(__name__)
 
 Seen = TypeVar("Seen", Tool, Prompt)
 
@@ -214,7 +219,7 @@ def call_tool(call: Call) -> dict[str, Any]:
     if call.headers is not None and tool.param_headers:
         check_param_headers(tool.param_headers, arguments, call.headers)  # spec §8.9 rung 11
     version = tool.state_version() if tool.state_version else None
-    ctx = _context(call, binding=f"tool:{name}", arguments=arguments, state_version=version)
+    ctx = _context(call, binding=tool_binding(name), arguments=arguments, state_version=version)
     try:
         result = tool.handler(ctx, arguments)
     except ToolError as error:
@@ -335,4 +340,28 @@ METHODS: dict[str, Method] = {
     "resources/read": Method(read_resource, _has_resources),
     "completion/complete": Method(complete, lambda server: server.completes),
 }
-"""Every method served. ``subscriptions/listen`` is deliberately absent: see the README."""
+"""Every method served. ``subscriptions/listen`` is deliberately absent: a listen stream is a response
+held open while the client stays connected, which pins a worker on WSGI, and list changes happen in any
+process; clients list again once ``ttlMs`` has passed instead."""
+
+
+def check_served(server: Offering, name: str, *, among: Collection[str] = METHODS.keys()) -> None:
+    """Raise -32601 unless ``name`` is a method among ``among`` (an era's) and ``server`` advertises the
+    capability it needs."""
+    method = METHODS.get(name)
+    if method is None or name not in among or not method.served(server):
+        raise method_not_found(name)
+
+
+def run_method(call: Call) -> dict[str, Any]:
+    """Run the call's method; a handler that returns no dict is a bug, answered with -32603."""
+    result: object = METHODS[call.message.method].run(call)
+    if not isinstance(result, Mapping):
+        logger.error("The %s handler returned %r instead of a dict", call.message.method, type(result))
+        raise ProtocolError(INTERNAL_ERROR, "Internal error")
+    return dict(result)
+
+
+def asks_for_input(method: str, result: Mapping[str, Any]) -> bool:
+    """Whether ``result`` asks the client for input, which only some methods' results may (spec §6.1)."""
+    return result.get("resultType") == "input_required" and method in INPUT_REQUIRED_METHODS

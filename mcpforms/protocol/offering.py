@@ -150,11 +150,6 @@ class Offering:
     def add_resource(self, resource: Resource) -> Resource:
         return self.resources.add(resource)
 
-    def add_resource_source(
-        self, source: Callable[[], Iterable[Resource]], *, version: Callable[[], Hashable] | None = None
-    ) -> None:
-        self.resources.add_source(source, version=version)
-
     def add_resource_template(self, template: ResourceTemplate) -> ResourceTemplate:
         return self.resource_templates.add(template)
 

@@ -41,7 +41,7 @@ def stamp(result: Mapping[str, Any], *, server_info: Mapping[str, str]) -> dict[
     return stamped
 
 
-def complete(
+def finish_complete(
     result: Mapping[str, Any],
     *,
     method: str,
@@ -58,7 +58,7 @@ def complete(
     return finished
 
 
-def input_required(
+def finish_input_required(
     result: Mapping[str, Any], *, capabilities: Mapping[str, Any], server_info: Mapping[str, str]
 ) -> dict[str, Any]:
     """Check an input_required result against the client, then finish it.

@@ -5,10 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from mcpforms.protocol import offering
 from mcpforms.protocol.context import DEFAULT_SERVER, EVERY_SCOPE, Access, Notify
 from mcpforms.protocol.dispatch import handle
-from mcpforms.protocol.offering import Offering
+from mcpforms.protocol.offering import Offering, built, by_key
 from mcpforms.protocol.reply import Reply
 
 
@@ -40,12 +39,12 @@ class Server(Offering):
 
 def servers() -> list[Server]:
     """Every server alive in this process, in the order they were built."""
-    return [built for _, built in sorted(offering.built.items()) if isinstance(built, Server)]
+    return [server for _, server in sorted(built.items()) if isinstance(server, Server)]
 
 
 def server_for(key: str) -> Server | None:
     """The server whose ``key`` is ``key``; the last built, if several share it (``mcpforms.E020``)."""
-    found = offering.by_key.get(key)
+    found = by_key.get(key)
     return found if isinstance(found, Server) else None
 
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal
 
+from mcpforms.protocol.jsonrpc import is_response
+
 VERSION_2026 = "2026-07-28"
 # What server/discover advertises and what -32022 names; the two lists must agree (spec §1.2).
 SUPPORTED_VERSIONS: tuple[str, ...] = (VERSION_2026,)
@@ -32,9 +34,9 @@ def era_of(payload: Any, headers: Mapping[str, str] | None) -> Era:
     """
     if not isinstance(payload, Mapping):
         return "2026"  # a batch or garbage: the 2026 ladder rejects it with the right error
-    method = payload.get("method")
-    if method is None and ("result" in payload or "error" in payload):
+    if is_response(payload):
         return "2025"
+    method = payload.get("method")
     params = payload.get("params")
     meta = params.get("_meta") if isinstance(params, Mapping) else None
     if isinstance(meta, Mapping) and PROTOCOL_VERSION_KEY in meta:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 
 from mcpforms.protocol.capabilities import missing_for, supports_elicitation
-from mcpforms.protocol.errors import ProtocolError, http_status, missing_capability
 
 FORM = {"method": "elicitation/create", "params": {"message": "m", "requestedSchema": {}}}
 URL = {"method": "elicitation/create", "params": {"mode": "url", "message": "m", "url": "https://x"}}
@@ -47,22 +46,3 @@ def test_supports_elicitation(capabilities, form, url):
 )
 def test_missing_for(requests, capabilities, missing):
     assert missing_for(requests, capabilities) == missing
-
-
-def test_missing_capability_error():
-    error = missing_capability({"sampling": {}})
-    assert isinstance(error, ProtocolError)
-    assert error.as_error() == {
-        "code": -32021,
-        "message": "Server requires the sampling capability for this request",
-        "data": {"requiredCapabilities": {"sampling": {}}},
-    }
-    assert http_status(error.code) == 400
-
-
-@pytest.mark.parametrize(
-    ("code", "status"),
-    [(-32700, 400), (-32600, 400), (-32601, 404), (-32602, 400), (-32020, 400), (-32022, 400), (-32603, 200)],
-)
-def test_http_status(code, status):
-    assert http_status(code) == status

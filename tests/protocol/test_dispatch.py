@@ -25,6 +25,7 @@ from mcpforms.protocol import (
 )
 from mcpforms.protocol.reply import Reply
 from mcpforms.schema import form_input_request
+from tests import wire
 
 VERSION = "2026-07-28"
 NAME = (AutoFormField(name="name", required=True),)
@@ -113,11 +114,7 @@ def server() -> Server:
 
 
 def meta(capabilities: dict[str, Any] | None = None, **extra: Any) -> dict[str, Any]:
-    return {
-        "io.modelcontextprotocol/protocolVersion": VERSION,
-        "io.modelcontextprotocol/clientCapabilities": capabilities if capabilities is not None else FORM,
-        **extra,
-    }
+    return wire.meta(FORM if capabilities is None else capabilities, extra=extra)
 
 
 def headers_for(method: str, params: dict[str, Any]) -> dict[str, str]:

@@ -10,12 +10,9 @@ import pytest
 from mcpforms.protocol.envelope import Envelope, decode_header_value, read_envelope
 from mcpforms.protocol.errors import ProtocolError
 from mcpforms.protocol.jsonrpc import Message, decode, read_message, readable_id
+from tests.wire import VERSION, meta
 
-VERSION = "2026-07-28"
-META = {
-    "io.modelcontextprotocol/protocolVersion": VERSION,
-    "io.modelcontextprotocol/clientCapabilities": {},
-}
+META = meta()
 HEADERS = {"mcp-protocol-version": VERSION, "mcp-method": "tools/call", "mcp-name": "greet"}
 
 

@@ -17,6 +17,7 @@ from mcpforms.protocol.era2025.sessions import MemorySessions
 from mcpforms.protocol.reply import Reply
 from mcpforms.protocol.server import Server
 from mcpforms.registry import register
+from tests import wire
 from tests.forms import SignupForm
 
 pytestmark = pytest.mark.django_db  # a completed form records its flow
@@ -182,8 +183,7 @@ def test_a_session_is_its_owners(server, django_user_model):
 
 
 def test_an_mcp_apps_host_gets_the_form_ui_on_a_2025_session(server):
-    apps = {"extensions": {"io.modelcontextprotocol/ui": {"mimeTypes": ["text/html;profile=mcp-app"]}}}
-    client = Era2025Client(server, capabilities=apps)
+    client = Era2025Client(server, capabilities=wire.APPS)
     assert "io.modelcontextprotocol/ui" in client.initialized["capabilities"]["extensions"]
     shown = client.result("tools/call", {"name": "signup", "arguments": {}})
     assert shown["_meta"]["ui"]["resourceUri"] == "ui://mcpforms/signup" and "resultType" not in shown
@@ -196,8 +196,8 @@ def test_an_mcp_apps_host_gets_the_form_ui_on_a_2025_session(server):
 
 
 def test_a_2025_session_lists_the_app_only_submit_tool_only_when_it_declared_mcp_apps(server):
-    apps = {"extensions": {"io.modelcontextprotocol/ui": {"mimeTypes": ["text/html;profile=mcp-app"]}}}
-    names = [tool["name"] for tool in Era2025Client(server, capabilities=apps).result("tools/list")["tools"]]
+    listed = Era2025Client(server, capabilities=wire.APPS).result("tools/list")["tools"]
+    names = [tool["name"] for tool in listed]
     assert names == ["signup", "signup_submit"]
     plain = Era2025Client(server, capabilities={"elicitation": {}})
     assert [tool["name"] for tool in plain.result("tools/list")["tools"]] == ["signup"]

@@ -1,5 +1,5 @@
 """Decoding a client's JSON: a number the server cannot hold is refused at the edge, over HTTP and stdio,
-in either era, before any handler, session store or schema sees it."""
+in either era, before any handler, session store or schema sees it; and telling a response from a request."""
 
 from __future__ import annotations
 
@@ -17,8 +17,9 @@ from mcpforms import stdio
 from mcpforms.api import serve
 from mcpforms.protocol import Server
 from mcpforms.protocol.errors import PARSE_ERROR, ProtocolError
-from mcpforms.protocol.jsonrpc import decode
+from mcpforms.protocol.jsonrpc import decode, is_response, method_of
 from mcpforms.protocol.server import default_server
+from tests import wire
 
 VERSION = "2026-07-28"
 DIGIT_LIMIT = sys.int_info.default_max_str_digits  # 4300: what Python reads as an int from text
@@ -69,17 +70,29 @@ def test_a_lower_digit_limit_set_by_the_project_is_named_in_the_refusal():
     assert error.message == "Parse error: an integer has more than 1000 digits"
 
 
-META = {
-    "io.modelcontextprotocol/protocolVersion": VERSION,
-    "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}},
-}
-URL_ONLY = {**META, "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"url": {}}}}
-APPS = {
-    **META,
-    "io.modelcontextprotocol/clientCapabilities": {
-        "extensions": {"io.modelcontextprotocol/ui": {"mimeTypes": ["text/html;profile=mcp-app"]}}
-    },
-}
+@pytest.mark.parametrize(
+    ("payload", "response", "method"),
+    [
+        ({"jsonrpc": "2.0", "id": "e-1", "result": {}}, True, None),
+        ({"jsonrpc": "2.0", "id": "e-1", "error": {"code": -1, "message": "no"}}, True, None),
+        ({"jsonrpc": "2.0", "id": 1, "method": "ping"}, False, "ping"),
+        ({"jsonrpc": "2.0", "method": "notifications/cancelled"}, False, "notifications/cancelled"),
+        # A method member, even one that is no string, makes it no response: an invalid request.
+        ({"jsonrpc": "2.0", "id": 1, "method": None, "result": {}}, False, None),
+        ({"jsonrpc": "2.0", "id": 1, "method": 5}, False, None),
+        ({"jsonrpc": "2.0", "id": 1}, False, None),
+        ([{"jsonrpc": "2.0", "id": "e-1", "result": {}}], False, None),
+        ("junk", False, None),
+    ],
+)
+def test_a_response_has_a_result_or_an_error_and_no_method(payload, response, method):
+    assert is_response(payload) is response
+    assert method_of(payload) == method
+
+
+META = wire.meta(wire.ELICITATION)
+URL_ONLY = wire.meta({"elicitation": {"url": {}}})
+APPS = wire.meta(wire.APPS)
 INITIALIZE = {
     "protocolVersion": "2025-11-25",
     "capabilities": {"elicitation": {}},

@@ -10,6 +10,7 @@ import pytest
 from mcpforms.protocol import RequestContext, Server
 from mcpforms.protocol.errors import ProtocolError
 from mcpforms.protocol.param_headers import check_param_headers, param_headers
+from tests import wire
 
 SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -91,12 +92,7 @@ def test_the_core_checks_them_before_the_handler_runs():
         ran.append(True)
         return {"content": []}
 
-    meta = {
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities": {},
-    }
-    params = {"name": "route", "arguments": {"region": "eu"}, "_meta": meta}
-    payload = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}
+    payload = wire.message("tools/call", {"name": "route", "arguments": {"region": "eu"}})
     headers = {"mcp-protocol-version": "2026-07-28", "mcp-method": "tools/call", "mcp-name": "route"}
     reply = server.handle(payload, headers=headers)
     assert reply.status == 400 and reply.body is not None and reply.body["error"]["code"] == -32020

@@ -8,7 +8,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from mcpforms import stdio
+import mcpforms.stdio as stdio
 from mcpforms.protocol.server import default_server
 from mcpforms.readiness import missing_migrations
 

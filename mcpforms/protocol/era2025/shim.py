@@ -11,35 +11,30 @@ what that produces joins the stream, which the client reads back with ``GET`` an
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Collection, Mapping
 from dataclasses import replace
 from typing import Any
 
 from mcpforms.conf import conf
-from mcpforms.protocol.budgets import OverBudget, address_scope, check_call_budget, check_session_budget
+from mcpforms.protocol.budgets import address_scope, check_call_budget, check_session_budget
 from mcpforms.protocol.capabilities import client_implementation, retained_capabilities
 from mcpforms.protocol.context import EVERY_SCOPE, LOG_LEVELS, Access, Notify
 from mcpforms.protocol.envelope import Envelope
 from mcpforms.protocol.era2025.sessions import Event, PendingCall, Session, SessionStore, new_id
-from mcpforms.protocol.errors import (
-    INTERNAL_ERROR,
-    INVALID_REQUEST,
-    ProtocolError,
-    failure,
-    http_status,
-    invalid_params,
-    method_not_found,
-    status_of,
+from mcpforms.protocol.errors import INTERNAL_ERROR, INVALID_REQUEST, ProtocolError, failure, invalid_params
+from mcpforms.protocol.jsonrpc import Message, error_response, is_response, read_message, result_response
+from mcpforms.protocol.methods import (
+    METHODS,
+    Call,
+    asks_for_input,
+    check_served,
+    run_method,
+    validate_params,
 )
-from mcpforms.protocol.jsonrpc import Message, error_response, read_message, readable_id, result_response
-from mcpforms.protocol.methods import INPUT_REQUIRED_METHODS, METHODS, Call, validate_params
 from mcpforms.protocol.offering import Offering
-from mcpforms.protocol.reply import ACCEPTED, Reply
+from mcpforms.protocol.reply import ACCEPTED, Reply, refusal, reply_to
 from mcpforms.protocol.state import ANONYMOUS, principal_for
 from mcpforms.protocol.versions import SESSION_HEADER, VERSIONS_2025
-
-logger = logging.getLogger(__name__)
 
 # The methods a 2025 session may call; server/discover and subscriptions/listen are 2026-07-28 only.
 METHODS_2025 = frozenset(METHODS) - {"server/discover"}
@@ -75,46 +70,44 @@ def handle(
     """Answer one decoded 2025-era message; never raises. ``address`` is the client's network address,
     from the transport (None over stdio), which anonymous sessions are budgeted by; ``access`` what it
     knows of the caller's credentials (``Server.handle``)."""
-    request_id = readable_id(payload)
-    try:
-        if (
-            isinstance(payload, dict)
-            and "method" not in payload
-            and ("result" in payload or "error" in payload)
-        ):
-            return _client_answer(server, payload, headers or {}, user, sessions, access)
-        message = read_message(payload)
-        if message.method == "initialize":
-            return _initialize(server, message, user, sessions, address)
-        session = _session(server, headers or {}, user, sessions)
-        if message.is_notification:
-            return ACCEPTED  # notifications/initialized, cancelled…: nothing to answer
-        assert message.id is not None
-        if message.method == "ping":
-            return Reply(200, result_response(message.id, {}))
-        if message.method in ("resources/subscribe", "resources/unsubscribe"):
-            # Accepted and forgotten: updates would travel on the standalone stream, which this server
-            # does not offer (a worker per listening client), so it never advertises `subscribe`.
-            validate_params(message, session.version)
-            return Reply(200, result_response(message.id, {}))
-        if message.method == "logging/setLevel":
-            level = message.params.get("level")
-            if level not in LOG_LEVELS:
-                raise invalid_params(f"Invalid params: level must be one of {', '.join(LOG_LEVELS)}")
-            sessions.set_log_level(session.id, level)
-            return Reply(200, result_response(message.id, {}))
-        return _request(server, message, session, user, notify, sessions, access)
-    except ProtocolError as error:
-        return _refusal(error, request_id)
-    except Exception as error:  # a bug is -32603; a database or cache out of reach a 503 to retry
-        failed = failure(error, request_id)
-        return Reply(http_status(failed.code), error_response(request_id, failed))
+    return reply_to(
+        payload, lambda: _reply(server, payload, headers or {}, user, notify, sessions, address, access)
+    )
 
 
-def _refusal(error: ProtocolError, request_id: Any) -> Reply:
-    """The answer to a request refused: its status, and Retry-After for a budget (RFC 6585)."""
-    headers = error.headers if isinstance(error, OverBudget) else {}
-    return Reply(status_of(error), error_response(request_id, error), headers=headers)
+def _reply(
+    server: Offering,
+    payload: Any,
+    headers: Mapping[str, str],
+    user: Any,
+    notify: Notify | None,
+    sessions: SessionStore,
+    address: str | None,
+    access: Access,
+) -> Reply:
+    if is_response(payload):
+        return _client_answer(server, payload, headers, user, sessions, access)
+    message = read_message(payload)
+    if message.method == "initialize":
+        return _initialize(server, message, user, sessions, address)
+    session = _session(server, headers, user, sessions)
+    if message.is_notification:
+        return ACCEPTED  # notifications/initialized, cancelled…: nothing to answer
+    assert message.id is not None
+    if message.method == "ping":
+        return Reply(200, result_response(message.id, {}))
+    if message.method in ("resources/subscribe", "resources/unsubscribe"):
+        # Accepted and forgotten: updates would travel on the standalone stream, which this server
+        # does not offer (a worker per listening client), so it never advertises `subscribe`.
+        validate_params(message, session.version)
+        return Reply(200, result_response(message.id, {}))
+    if message.method == "logging/setLevel":
+        level = message.params.get("level")
+        if level not in LOG_LEVELS:
+            raise invalid_params(f"Invalid params: level must be one of {', '.join(LOG_LEVELS)}")
+        sessions.set_log_level(session.id, level)
+        return Reply(200, result_response(message.id, {}))
+    return _request(server, message, session, user, notify, sessions, access)
 
 
 def _initialize(
@@ -192,16 +185,14 @@ def _request(
     access: Access,
 ) -> Reply:
     assert message.id is not None
-    method = METHODS.get(message.method)
-    if method is None or message.method not in METHODS_2025 or not method.served(server):
-        raise method_not_found(message.method)
+    check_served(server, message.method, among=METHODS_2025)
     validate_params(message, session.version)
     # The handler gets only the arguments the call may have to keep: every later round runs on what the
     # call kept, and the requestState's digest of the arguments must match them (spec §6.4).
     message = replace(message, params=_known_arguments(server, message))
     result = _run(server, message, session, user, notify, access)
     assert message.id is not None
-    if result.get("resultType") == "input_required" and message.method in INPUT_REQUIRED_METHODS:
+    if asks_for_input(message.method, result):
         check_call_budget(sessions, session.id)
         call = PendingCall(
             id=new_id(),
@@ -239,11 +230,7 @@ def _run(
     call = Call(
         server, replace(message, params=params), envelope, user, session.principal, notify, access=access
     )
-    result = METHODS[message.method].run(call)
-    if not isinstance(result, Mapping):
-        logger.error("The %s handler returned %r instead of a dict", message.method, type(result))
-        raise INTERNAL
-    return dict(result)
+    return run_method(call)
 
 
 def _known_arguments(server: Offering, message: Message) -> dict[str, Any]:
@@ -476,7 +463,7 @@ def resume(
             return Reply(200, events=(Event(id=last_event_id.strip(), retry_ms=conf.RETRY_MS),))
         return Reply(200, events=tuple(events))
     except ProtocolError as error:
-        return _refusal(error, None)
+        return refusal(error, None)
 
 
 # The event ids the server sends are "<call id>:<n>", n an ASCII count. Anything else names no stream
@@ -499,7 +486,7 @@ def end(server: Offering, headers: Mapping[str, str], user: Any, sessions: Sessi
     try:
         session = _session(server, headers, user, sessions)
     except ProtocolError as error:
-        return _refusal(error, None)
+        return refusal(error, None)
     sessions.end(session.id)
     return Reply(200)
 
