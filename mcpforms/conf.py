@@ -1,116 +1,250 @@
-"""The ``MCPFORMS`` setting: one typed accessor, ``conf``, for every layer.
+"""The ``MCPFORMS`` setting, each key declared once as a row of ``Conf``.
+
+A row names the key's default, what a valid value is, the check id that reports any other value, and one
+line of help. From the rows come the accessor (``conf.STATE_MAX_AGE``), the value checks
+(``mcpforms.checks``) and the settings reference in the README (``python -m mcpforms.conf`` prints it).
 
 Values are read from Django's settings on first use and kept until the setting changes: the endpoint reads
 several of them on every request, and ``setting_changed`` (which ``override_settings`` sends) clears them,
-so a test or a reload never sees a stale value. A malformed value is the checks' business
-(``mcpforms.checks``): ``conf`` returns what is configured, or the default.
+so a test or a reload never sees a stale value. A malformed value is the checks' business: ``conf``
+returns what is configured, or the default, and never coerces it.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import contextlib
+import re
+import sys
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any, Generic, TypeVar, overload
 
 from django.conf import settings as django_settings
 from django.core.signals import setting_changed
+from django.utils.module_loading import import_string
 
-DEFAULTS: dict[str, Any] = {
-    # Seconds a requestState token stays valid after it was minted.
-    "STATE_MAX_AGE": 3600,
-    # A dedicated key for everything mcpforms signs (requestState, URL-mode links); None signs with
-    # SECRET_KEY (and SECRET_KEY_FALLBACKS).
-    "STATE_KEY": None,
-    "STATE_KEY_FALLBACKS": [],
-    # A ModelChoiceField with more rows than this cannot become a select list an assistant can show.
-    "MAX_MODEL_CHOICES": 100,
-    # The MCP endpoint (mcpforms.api). Origins allowed besides the endpoint's own, e.g. "https://app.example".
-    "ALLOWED_ORIGINS": [],
-    # serverInfo sent in every result's _meta; a None version is mcpforms' own.
-    "SERVER_NAME": "mcpforms",
-    "SERVER_VERSION": None,
-    # server/discover's guidance for the model, or None.
-    "INSTRUCTIONS": None,
-    # Entries per page of tools/list, prompts/list, resources/list and resources/templates/list.
-    "PAGE_SIZE": 100,
-    # ttlMs of cacheable results (discover, lists, resource reads); 0 means "stale at once".
-    "CACHE_TTL_MS": 60000,
-    # URL-mode elicitation (spec §7.3): seconds a link to the form page stays valid, and the absolute base
-    # of that link ("https://forms.example.com"), since an MCP request does not say where the site lives.
-    "URL_MODE_MAX_AGE": 900,
-    "BASE_URL": None,
-    # The 2025-11-25 era: where sessions and the calls waiting on a client's answer live (a dotted path to
-    # a SessionStore class), and how long a client waits before it reconnects to a closed stream.
-    "SESSION_STORE": "mcpforms.session_stores.DatabaseSessions",
-    # Seconds a 2025-era session lives; a client told 404 afterwards opens a new one, as the spec says.
-    "SESSION_MAX_AGE": 86400,
-    "RETRY_MS": 1000,
-    # How many 2025-era sessions and pending calls the server keeps for a caller (mcpforms.protocol.budgets);
-    # None turns one off. A session lives SESSION_MAX_AGE, and many clients never DELETE theirs, so a user's
-    # budget leaves room for several clients reconnecting many times a day, while bounding what one leaked
-    # token can make the server keep.
-    "SESSIONS_PER_PRINCIPAL": 100,
-    # Anonymous callers, per client address (REMOTE_ADDR; an IPv6 /64): an office behind one NAT address
-    # fits. Behind a reverse proxy every client has the proxy's address: have the server set REMOTE_ADDR
-    # from the proxy's header (X-Forwarded-For is never trusted here), or set this to None.
-    "ANONYMOUS_SESSIONS_PER_ADDRESS": 50,
-    # And all anonymous callers together: a session now keeps a few hundred bytes, so this is a few MB,
-    # while many addresses cannot fill the store (nor, with CacheSessions, evict users' sessions).
-    "ANONYMOUS_SESSIONS": 5000,
-    # Calls of one session that asked the user something, kept STATE_MAX_AGE: a person answers one form at
-    # a time, and fifty in an hour is far beyond anyone's pace.
-    "CALLS_PER_SESSION": 50,
-    # Who may call the endpoint (mcpforms.auth): django-ninja auth classes by dotted path, tried in order,
-    # each returning the calling user or None.
-    "AUTHENTICATION": ["mcpforms.auth.AccessTokenAuth", "mcpforms.auth.SessionAuth"],
-    # Callers no authentication recognised: False refuses them (401), True lets them use every tool their
-    # (anonymous) permissions allow, and a list of tool names lets them see and use only those.
-    "ALLOW_ANONYMOUS": False,
-    # OAuth access tokens (mcpforms.oauth.OAuth2Auth): the scopes every token must carry (one base scope, so
-    # a token granted for something else on the site is not one for the forms; [] requires none), and
-    # whether a token for the whole origin (RFC 8707 resource "https://site.example") counts as one for the
-    # endpoint ("https://site.example/mcp"): by default only a token for the endpoint itself does.
-    "OAUTH_SCOPES": ["mcp"],
-    "OAUTH_ACCEPT_ORIGIN_AUDIENCE": False,
-    # Client ID Metadata Documents (mcpforms.oauth.cimd): the hosts whose documents the server fetches, in
-    # ALLOWED_HOSTS syntax ("claude.ai", ".example.com"), or "*" for any public host; and the documents
-    # used when the live fetch of exactly that client id fails ({client_id: document}; None means
-    # mcpforms' own copies of claude.ai's, Claude Code's and ChatGPT's, {} none).
-    "OAUTH_CIMD_HOSTS": ["claude.ai", "claude.com", "chatgpt.com", "vscode.dev", "insiders.vscode.dev"],
-    "OAUTH_CIMD_PINNED": None,
-    # Dynamic client registration (mcpforms.oauth.dcr, RFC 7591): how Claude (without CIMD), Cursor,
-    # mcp-remote, VS Code and the Inspector sign up, anonymously. False answers 404 at the endpoint.
-    "OAUTH_DCR": True,
-    # Registrations per client address (REMOTE_ADDR; an IPv6 /64) per hour, or None. Hosted assistants
-    # register every user's connection from a few cloud addresses (Claude twice per connect), so this is
-    # generous; the cap below is what bounds storage.
-    "OAUTH_DCR_PER_ADDRESS": 60,
-    # Registrations that never got a token the server keeps at most (then 429), or None; and the days
-    # after which `manage.py mcpforms_prune` deletes one (every real client signs in within minutes).
-    "OAUTH_DCR_UNUSED": 1000,
-    "OAUTH_DCR_UNUSED_DAYS": 2,
-    # Custom redirect URI schemes allowed besides https and loopback http (RFC 8252 §7.1): Cursor's.
-    # They must be in OAUTH2_PROVIDER["ALLOWED_REDIRECT_URI_SCHEMES"] too. javascript:, data: and file:
-    # never are.
-    "OAUTH_REDIRECT_SCHEMES": ["cursor"],
-    # Limits on what a client may send (and make the server carry), each refused with a clear answer.
-    # A request body: far above any MCP message, far below what would let one request exhaust memory.
-    "MAX_BODY_BYTES": 1024 * 1024,
-    # Nesting of a request's JSON: deeper than any MCP message needs, shallow enough for every recursion
-    # after the edge (validation, digests, storage) to stay far from Python's recursion limit.
-    "MAX_JSON_DEPTH": 64,
-    # Characters in any one JSON string of a request, keys included: a long textarea answer or a
-    # requestState (MAX_STATE_BYTES) fits, a string that only wastes memory and CPU does not.
-    "MAX_STRING_LENGTH": 100_000,
-    # Fields of one form tool: a form an assistant can walk a person through, and a bounded schema.
-    "MAX_FORM_FIELDS": 100,
-    # Rounds one flow may ask before the tool gives up: a client answering badly forever stops somewhere.
-    "MAX_ROUNDS": 20,
-    # Size of a requestState, minted or echoed: the answers it carries travel in every later request.
-    "MAX_STATE_BYTES": 64 * 1024,
-}
+T = TypeVar("T")
+
+
+class Section(Enum):
+    """A heading of the settings reference (unique in the README, where it is an anchor); each check of the
+    settings' values reports the rows of some sections."""
+
+    SIGNING = "Signing and forms"
+    ENDPOINT = "The endpoint"
+    SESSIONS = "2025-era sessions"
+    URL_MODE = "URL mode"
+    LIMITS = "Request limits"
+    AUTH = "Authentication"
+    OAUTH_CIMD = "OAuth: client ID metadata documents"
+    OAUTH_DCR = "OAuth: dynamic client registration"
+    CLEANUP = "Expired rows"
+
+
+# What a valid value is -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Kind:
+    """What one setting accepts, in words (for its check's message and the reference) and as a test."""
+
+    expects: str  # completes "must be …"
+    accepts: Callable[[Any], bool]
+    # Why a value is refused, completing "MCPFORMS['X'] …", where that says more than the kind itself.
+    explain: Callable[[Any], str | None] | None = None
+    echo: bool = True  # a key's value stays out of the message: check output ends up in logs
+
+    def problem(self, value: object) -> str | None:
+        """What is wrong with ``value``, completing "MCPFORMS['X'] …", or None."""
+        if self.explain is not None:
+            return self.explain(value)
+        if self.accepts(value):
+            return None
+        return f"must be {self.expects}" + (f", not {value!r}" if self.echo else "")
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_list_of(value: object, item: Callable[[Any], bool]) -> bool:
+    return isinstance(value, list | tuple) and all(item(each) for each in value)
+
+
+def integer(*, minimum: int = 1, unit: str = "", none_means: str | None = None) -> Kind:
+    """An integer of at least ``minimum``; with ``none_means``, None too."""
+    words = "a positive integer" if minimum == 1 else "an integer"
+    words += f" of {unit}" if unit else ""
+    words += f", {minimum} or more" if minimum != 1 else ""
+    words += f", or None for {none_means}" if none_means else ""
+    return Kind(
+        words,
+        lambda value: (value is None and none_means is not None) or (_is_int(value) and value >= minimum),
+    )
+
+
+def text(*, optional: bool = False) -> Kind:
+    return Kind(
+        "a non-empty string or None" if optional else "a non-empty string",
+        lambda value: (optional and value is None) or (isinstance(value, str) and bool(value)),
+    )
+
+
+BOOLEAN = Kind("True or False", lambda value: isinstance(value, bool))
+
+
+def strings(expects: str, item: Callable[[str], bool] = bool, *, echo: bool = True) -> Kind:
+    """A list (or tuple) of strings, each one ``item`` accepts."""
+    return Kind(
+        expects, lambda value: _is_list_of(value, lambda s: isinstance(s, str) and item(s)), echo=echo
+    )
+
+
+def _keys_accept(value: object) -> bool:
+    return _is_list_of(value, lambda key: isinstance(key, str | bytes))
+
+
+def _signing_key_accepts(value: object) -> bool:
+    return value is None or (isinstance(value, str | bytes) and len(value) >= 32)
+
+
+def explained(expects: str, explain: Callable[[Any], str | None]) -> Kind:
+    """A kind whose refusals say more than what it expects: ``explain`` returns why, or None."""
+    return Kind(expects, lambda value: explain(value) is None, explain=explain)
+
+
+def _dotted_path(value: object) -> bool:
+    if not isinstance(value, str):
+        return False
+    with contextlib.suppress(ImportError):
+        return callable(import_string(value))
+    return False
+
+
+_AUTH_EXPECTS = "a list of dotted paths to auth classes"
+
+
+def _auth_problem(methods: object) -> str | None:
+    """What is wrong with an AUTHENTICATION value, or None."""
+    if not isinstance(methods, list | tuple) or not all(isinstance(path, str) for path in methods):
+        return f"must be {_AUTH_EXPECTS}: got {methods!r}"
+    for path in methods:
+        try:
+            method = import_string(path)
+        except ImportError as error:
+            return f"must be {_AUTH_EXPECTS}: {path!r} does not import ({error})"
+        if not callable(method):
+            return f"must be {_AUTH_EXPECTS}: {path!r} is not a class"
+    return None
+
+
+def _pins_problem(pins: object) -> str | None:
+    """What is wrong with the shape of an OAUTH_CIMD_PINNED value, or None. Whether django-oauth-toolkit can
+    use each document is mcpforms.checks' to say, under the same id."""
+    if pins is None:
+        return None
+    if not isinstance(pins, dict):
+        return f"must be None or a dict, not {type(pins).__name__}"
+    for client_id, document in pins.items():
+        if not (isinstance(client_id, str) and client_id.startswith("https://")):
+            return f"has {client_id!r}, which is no https client_id URL"
+        if not isinstance(document, dict) or document.get("client_id") != client_id:
+            return f"has a document for {client_id!r} whose client_id is not {client_id!r}"
+        uris = document.get("redirect_uris")
+        if not (isinstance(uris, list) and uris and all(isinstance(uri, str) for uri in uris)):
+            return f"has a document for {client_id!r} without a list of redirect_uris"
+    return None
+
+
+_ORIGIN = re.compile(r"https?://[^/\s?#]+")
+_BASE_URL = re.compile(r"https?://[^/\s?#]+(/[^\s?#]*)?")
+_URI_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*")  # RFC 3986 §3.1
+
+
+def _is_base_url(value: object) -> bool:
+    return isinstance(value, str) and bool(_BASE_URL.fullmatch(value))
+
 
 # Schemes no redirect URI may use, whatever OAUTH_REDIRECT_SCHEMES says: each runs or reads something in
 # the browser or on the machine instead of handing the code to a client.
 NEVER_REDIRECT_SCHEMES = frozenset({"javascript", "data", "file", "vbscript", "blob", "about", "filesystem"})
+
+
+def _custom_scheme(scheme: str) -> bool:
+    return bool(_URI_SCHEME.fullmatch(scheme)) and scheme.lower() not in {
+        "http",
+        "https",
+        *NEVER_REDIRECT_SCHEMES,
+    }
+
+
+# Below this, a client's own capabilities (_meta, clientCapabilities, extensions, a list in them) nest
+# too deep to arrive.
+MIN_JSON_DEPTH = 16
+
+
+def deepest_json() -> int:
+    # Half the recursion limit: the rest is for the request's own frames and every recursion after the
+    # edge (validation, the arguments' digest, storing answers) over the same document.
+    return sys.getrecursionlimit() // 2
+
+
+@dataclass(frozen=True)
+class Bounds:
+    """A narrower range than a setting's kind, reported under an id of its own."""
+
+    minimum: int
+    maximum: Callable[[], int]
+    says: str  # the range in words, for the reference
+    why: str  # the hint's reason
+    check: str
+
+    def contains(self, value: int) -> bool:
+        return self.minimum <= value <= self.maximum()
+
+
+# The rows -------------------------------------------------------------------------------------------------
+
+
+class Setting(Generic[T]):
+    """One key of ``MCPFORMS``: read as ``conf.<key>``, checked as its kind says, documented by ``help``."""
+
+    name: str
+
+    def __init__(
+        self,
+        default: T,
+        kind: Kind,
+        *,
+        check: str,
+        section: Section,
+        help: str,
+        hint: str | None = None,
+        bounds: Bounds | None = None,
+    ) -> None:
+        self.default = default
+        self.kind = kind
+        self.check = check
+        self.section = section
+        self.help = help
+        self.hint = hint if hint is not None else f"Remove it to use the default, {default!r}."
+        self.bounds = bounds
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    @overload
+    def __get__(self, instance: None, owner: type) -> Setting[T]: ...
+
+    @overload
+    def __get__(self, instance: Conf, owner: type) -> T: ...
+
+    def __get__(self, instance: Conf | None, owner: type) -> Setting[T] | T:
+        if instance is None:
+            return self
+        value: T = instance.value(self.name)
+        return value
 
 
 def user_settings() -> Any:
@@ -119,12 +253,365 @@ def user_settings() -> Any:
 
 
 class Conf:
-    """Typed attribute access to ``MCPFORMS``, with its defaults."""
+    """Typed attribute access to ``MCPFORMS``, with its defaults: the table of every setting."""
+
+    # Signing and forms
+
+    STATE_MAX_AGE: Setting[int] = Setting(
+        3600,
+        integer(unit="seconds"),
+        check="mcpforms.E002",
+        section=Section.SIGNING,
+        help="How long a requestState stays valid after it was minted.",
+    )
+    STATE_KEY: Setting[str | None] = Setting(
+        None,
+        Kind("a string of at least 32 characters, or None", _signing_key_accepts, echo=False),
+        check="mcpforms.E003",
+        section=Section.SIGNING,
+        help="A dedicated key for everything mcpforms signs (requestState, URL-mode links); None signs "
+        "with `SECRET_KEY` and `SECRET_KEY_FALLBACKS`.",
+        hint="None signs requestState with SECRET_KEY and SECRET_KEY_FALLBACKS.",
+    )
+    STATE_KEY_FALLBACKS: Setting[list[str]] = Setting(
+        [],
+        Kind("a list of strings", _keys_accept, echo=False),
+        check="mcpforms.E004",
+        section=Section.SIGNING,
+        help="Earlier values of `STATE_KEY`, still accepted while it is rotated.",
+    )
+    # A ModelChoiceField with more rows than this cannot become a select list an assistant can show.
+    MAX_MODEL_CHOICES: Setting[int] = Setting(
+        100,
+        integer(),
+        check="mcpforms.E002",
+        section=Section.SIGNING,
+        help="The most rows a `ModelChoiceField` may offer as a select list.",
+    )
+
+    # The endpoint
+
+    ALLOWED_ORIGINS: Setting[list[str]] = Setting(
+        [],
+        strings("a list of origins such as 'https://app.example.com'", lambda o: bool(_ORIGIN.fullmatch(o))),
+        check="mcpforms.E005",
+        section=Section.ENDPOINT,
+        help="Browser origins that may call the endpoint besides its own.",
+        hint="An origin is a scheme and a host (and a port), with no path and no trailing slash.",
+    )
+    SERVER_NAME: Setting[str] = Setting(
+        "mcpforms",
+        text(),
+        check="mcpforms.E008",
+        section=Section.ENDPOINT,
+        help="The `serverInfo` name sent in every result's `_meta`.",
+    )
+    SERVER_VERSION: Setting[str | None] = Setting(
+        None,
+        text(optional=True),
+        check="mcpforms.E008",
+        section=Section.ENDPOINT,
+        help="The `serverInfo` version; None is mcpforms' own.",
+    )
+    INSTRUCTIONS: Setting[str | None] = Setting(
+        None,
+        text(optional=True),
+        check="mcpforms.E008",
+        section=Section.ENDPOINT,
+        help="`server/discover`'s guidance for the model, or None.",
+    )
+    PAGE_SIZE: Setting[int] = Setting(
+        100,
+        integer(),
+        check="mcpforms.E006",
+        section=Section.ENDPOINT,
+        help="Entries per page of `tools/list`, `prompts/list`, `resources/list` and "
+        "`resources/templates/list`.",
+    )
+    CACHE_TTL_MS: Setting[int] = Setting(
+        60000,
+        integer(minimum=0, unit="milliseconds"),
+        check="mcpforms.E007",
+        section=Section.ENDPOINT,
+        help="`ttlMs` of discovery, lists and resource reads: how soon clients list again.",
+        hint="0 tells clients a result is stale at once (spec: ttlMs).",
+    )
+
+    # 2025-era sessions
+
+    SESSION_STORE: Setting[str] = Setting(
+        "mcpforms.session_stores.DatabaseSessions",
+        Kind("the dotted path of a session store class", _dotted_path),
+        check="mcpforms.E009",
+        section=Section.SESSIONS,
+        help="Where 2025-era sessions and the calls waiting on a client's answer live; "
+        "`mcpforms.session_stores.CacheSessions` keeps them in Django's `default` cache.",
+        hint="mcpforms.session_stores.DatabaseSessions (the default) or "
+        "mcpforms.session_stores.CacheSessions.",
+    )
+    SESSION_MAX_AGE: Setting[int] = Setting(
+        86400,
+        integer(unit="seconds"),
+        check="mcpforms.E010",
+        section=Section.SESSIONS,
+        help="How long a 2025-era session lives; a client told 404 afterwards opens a new one.",
+    )
+    RETRY_MS: Setting[int] = Setting(
+        1000,
+        integer(unit="milliseconds"),
+        check="mcpforms.E010",
+        section=Section.SESSIONS,
+        help="How soon a 2025-era client polls a call's stream again.",
+    )
+    # The budgets (mcpforms.protocol.budgets), answered 429 when full. A session lives SESSION_MAX_AGE, and
+    # many clients never DELETE theirs, so a user's budget leaves room for several clients reconnecting many
+    # times a day, while bounding what one leaked token can make the server keep.
+    SESSIONS_PER_PRINCIPAL: Setting[int | None] = Setting(
+        100,
+        integer(none_means="no limit"),
+        check="mcpforms.E014",
+        section=Section.SESSIONS,
+        help="Live 2025-era sessions of one user.",
+    )
+    # An office behind one NAT address fits. Behind a reverse proxy every client has the proxy's address:
+    # have the server set REMOTE_ADDR from the proxy's header (X-Forwarded-For is never trusted here), or
+    # set this to None.
+    ANONYMOUS_SESSIONS_PER_ADDRESS: Setting[int | None] = Setting(
+        50,
+        integer(none_means="no limit"),
+        check="mcpforms.E014",
+        section=Section.SESSIONS,
+        help="Live 2025-era sessions of anonymous callers from one address (`REMOTE_ADDR`; an IPv6 /64).",
+    )
+    # A session keeps a few hundred bytes, so this is a few MB, while many addresses cannot fill the store
+    # (nor, with CacheSessions, evict users' sessions).
+    ANONYMOUS_SESSIONS: Setting[int | None] = Setting(
+        5000,
+        integer(none_means="no limit"),
+        check="mcpforms.E014",
+        section=Section.SESSIONS,
+        help="Live 2025-era sessions of all anonymous callers together.",
+    )
+    # Each kept STATE_MAX_AGE: a person answers one form at a time, and fifty in an hour is far beyond
+    # anyone's pace.
+    CALLS_PER_SESSION: Setting[int | None] = Setting(
+        50,
+        integer(none_means="no limit"),
+        check="mcpforms.E014",
+        section=Section.SESSIONS,
+        help="Calls of one 2025-era session waiting on the user.",
+    )
+
+    # URL mode (spec §7.3)
+
+    URL_MODE_MAX_AGE: Setting[int] = Setting(
+        900,
+        integer(unit="seconds"),
+        check="mcpforms.E201",
+        section=Section.URL_MODE,
+        help="How long a URL-mode link to a form's page stays valid.",
+    )
+    # An MCP request does not say where the site lives.
+    BASE_URL: Setting[str | None] = Setting(
+        None,
+        Kind("an absolute http(s) URL or None", lambda url: url is None or _is_base_url(url)),
+        check="mcpforms.E202",
+        section=Section.URL_MODE,
+        help="The site's public address: URL-mode links point there, and OAuth tokens are bound to it.",
+        hint="The site's own address, such as 'https://forms.example.com', with no query string.",
+    )
+
+    # Limits on what a client may send (and make the server carry), each refused with a clear answer.
+
+    # Far above any MCP message, far below what would let one request exhaust memory.
+    MAX_BODY_BYTES: Setting[int] = Setting(
+        1024 * 1024,
+        integer(unit="bytes"),
+        check="mcpforms.E011",
+        section=Section.LIMITS,
+        help="The largest request body; a larger one is answered 413.",
+    )
+    # Deeper than any MCP message needs, shallow enough for every recursion after the edge (validation,
+    # digests, storage) to stay far from Python's recursion limit.
+    MAX_JSON_DEPTH: Setting[int] = Setting(
+        64,
+        integer(),
+        check="mcpforms.E011",
+        section=Section.LIMITS,
+        help="The deepest nesting of a request's JSON; deeper is `-32700`.",
+        bounds=Bounds(
+            MIN_JSON_DEPTH,
+            deepest_json,
+            says=f"{MIN_JSON_DEPTH} to half of Python's recursion limit (500 by default)",
+            why="Deeper documents would exhaust Python's recursion limit; shallower ones could not carry a "
+            "client's capabilities.",
+            check="mcpforms.E012",
+        ),
+    )
+    # A long textarea answer or a requestState (MAX_STATE_BYTES) fits, a string that only wastes memory
+    # and CPU does not.
+    MAX_STRING_LENGTH: Setting[int] = Setting(
+        100_000,
+        integer(unit="characters"),
+        check="mcpforms.E011",
+        section=Section.LIMITS,
+        help="The most characters in any one JSON string of a request, keys included; longer is `-32602`.",
+    )
+    # A form an assistant can walk a person through, and a bounded schema.
+    MAX_FORM_FIELDS: Setting[int] = Setting(
+        100,
+        integer(),
+        check="mcpforms.E011",
+        section=Section.LIMITS,
+        help="The most fields of one form tool: a tool with more is not served (`mcpforms.E406`), and the "
+        "admin refuses to save such a form.",
+    )
+    # A client answering badly forever stops somewhere.
+    MAX_ROUNDS: Setting[int] = Setting(
+        20,
+        integer(),
+        check="mcpforms.E011",
+        section=Section.LIMITS,
+        help="The most times one flow asks the user; then an `isError` result says to start over.",
+    )
+    # The answers a requestState carries travel in every later request.
+    MAX_STATE_BYTES: Setting[int] = Setting(
+        64 * 1024,
+        integer(unit="bytes"),
+        check="mcpforms.E011",
+        section=Section.LIMITS,
+        help="The largest requestState: echoed longer is `-32602`, minted longer an `isError` result.",
+    )
+
+    # Who may call the endpoint (mcpforms.auth, mcpforms.oauth)
+
+    AUTHENTICATION: Setting[list[str]] = Setting(
+        ["mcpforms.auth.AccessTokenAuth", "mcpforms.auth.SessionAuth"],
+        explained(_AUTH_EXPECTS, _auth_problem),
+        check="mcpforms.E301",
+        section=Section.AUTH,
+        help="django-ninja auth classes by dotted path, tried in order, each returning the calling user "
+        "or None; add `mcpforms.oauth.OAuth2Auth` for OAuth.",
+        hint="e.g. ['mcpforms.auth.AccessTokenAuth', 'mcpforms.auth.SessionAuth'], and "
+        "'mcpforms.oauth.OAuth2Auth' with `pip install mcpforms[oauth]`.",
+    )
+    ALLOW_ANONYMOUS: Setting[bool | list[str]] = Setting(
+        False,
+        Kind(
+            "True, False or a list of tool names",
+            lambda value: isinstance(value, bool) or _is_list_of(value, lambda name: isinstance(name, str)),
+        ),
+        check="mcpforms.E302",
+        section=Section.AUTH,
+        help="Callers no method recognised: False refuses them (401), True lets them use every tool their "
+        "permissions allow, a list of tool names only those.",
+    )
+    # One base scope, so a token granted for something else on the site is not one for the forms.
+    OAUTH_SCOPES: Setting[list[str]] = Setting(
+        ["mcp"],
+        strings("a list of scope names"),
+        check="mcpforms.E303",
+        section=Section.AUTH,
+        help="The scopes every OAuth access token must carry; `[]` requires none.",
+    )
+    # By default only a token for the endpoint itself ("https://site.example/mcp") counts.
+    OAUTH_ACCEPT_ORIGIN_AUDIENCE: Setting[bool] = Setting(
+        False,
+        BOOLEAN,
+        check="mcpforms.E306",
+        section=Section.AUTH,
+        help="Whether a token issued for the whole origin (RFC 8707 resource `https://site.example`) counts "
+        "as one for the endpoint.",
+    )
+
+    # OAuth clients: Client ID Metadata Documents (mcpforms.oauth.cimd) and dynamic registration
+    # (mcpforms.oauth.dcr, RFC 7591)
+
+    OAUTH_CIMD_HOSTS: Setting[str | list[str]] = Setting(
+        ["claude.ai", "claude.com", "chatgpt.com", "vscode.dev", "insiders.vscode.dev"],
+        Kind(
+            "a list of host names or '*'",
+            lambda value: (
+                value == "*" or _is_list_of(value, lambda host: isinstance(host, str) and bool(host))
+            ),
+        ),
+        check="mcpforms.E310",
+        section=Section.OAUTH_CIMD,
+        help="The hosts whose client ID metadata documents the server fetches, in `ALLOWED_HOSTS` syntax, "
+        'or `"*"` for any public host.',
+        hint="ALLOWED_HOSTS syntax: ['claude.ai', 'claude.com', 'chatgpt.com', '.example.com'].",
+    )
+    OAUTH_CIMD_PINNED: Setting[dict[str, dict[str, Any]] | None] = Setting(
+        None,
+        explained("None or a {client_id: document} dict of usable documents", _pins_problem),
+        check="mcpforms.E311",
+        section=Section.OAUTH_CIMD,
+        help="Documents used when the live fetch of exactly that client id fails; None means mcpforms' own "
+        "copies of claude.ai's, Claude Code's and ChatGPT's, `{}` none.",
+        hint="None uses mcpforms' own copies, {} none; otherwise {client_id: document}, each document the "
+        "JSON its https client_id URL serves.",
+    )
+    # How Claude (without CIMD), Cursor, mcp-remote, VS Code and the Inspector sign up, anonymously.
+    OAUTH_DCR: Setting[bool] = Setting(
+        True,
+        BOOLEAN,
+        check="mcpforms.E313",
+        section=Section.OAUTH_DCR,
+        help="Dynamic client registration; False answers 404 at the registration endpoint.",
+    )
+    # Hosted assistants register every user's connection from a few cloud addresses (Claude twice per
+    # connect), so this is generous; the cap below is what bounds storage.
+    OAUTH_DCR_PER_ADDRESS: Setting[int | None] = Setting(
+        60,
+        integer(none_means="no limit"),
+        check="mcpforms.E314",
+        section=Section.OAUTH_DCR,
+        help="Registrations per client address (`REMOTE_ADDR`; an IPv6 /64) per hour; more are 429.",
+    )
+    OAUTH_DCR_UNUSED: Setting[int | None] = Setting(
+        1000,
+        integer(none_means="no limit"),
+        check="mcpforms.E314",
+        section=Section.OAUTH_DCR,
+        help="Registrations that never got a token the server keeps at most; more are 429.",
+    )
+    # Every real client signs in within minutes.
+    OAUTH_DCR_UNUSED_DAYS: Setting[int] = Setting(
+        2,
+        integer(unit="days"),
+        check="mcpforms.E314",
+        section=Section.OAUTH_DCR,
+        help="After how long `manage.py mcpforms_cleanup` deletes a registration that never got a token.",
+    )
+    # Cursor's. RFC 8252 §7.1.
+    OAUTH_REDIRECT_SCHEMES: Setting[list[str]] = Setting(
+        ["cursor"],
+        strings("a list of custom URI scheme names", _custom_scheme),
+        check="mcpforms.E315",
+        section=Section.OAUTH_DCR,
+        help="Custom redirect URI schemes allowed besides https and loopback http; each must be in "
+        '`OAUTH2_PROVIDER["ALLOWED_REDIRECT_URI_SCHEMES"]` too; `javascript:`, `data:` and `file:` '
+        "never are.",
+        hint="e.g. ['cursor'] for Cursor's cursor:// callback. https and loopback http are always allowed; "
+        "javascript:, data: and file: never are.",
+    )
+
+    # Cleanup (mcpforms.models.sweep, manage.py mcpforms_cleanup)
+
+    SWEEP_EXPIRED: Setting[bool] = Setting(
+        True,
+        BOOLEAN,
+        check="mcpforms.E016",
+        section=Section.CLEANUP,
+        help="Whether requests delete expired rows now and then while `manage.py mcpforms_cleanup` has not "
+        "run in the last two days; False leaves them all to the command.",
+    )
 
     def __init__(self) -> None:
         self._values: dict[str, Any] = {}
 
-    def _get(self, name: str) -> Any:
+    def value(self, name: str) -> Any:
+        """The configured value of ``name`` as is (the checks judge it), or its default."""
         try:
             return self._values[name]
         except KeyError:
@@ -139,190 +626,13 @@ class Conf:
         self._values.clear()
 
     def __getattr__(self, name: str) -> Any:  # only reached for names that are no setting
-        raise AttributeError(f"MCPFORMS has no setting {name!r}; valid: {', '.join(DEFAULTS)}")
+        raise AttributeError(f"MCPFORMS has no setting {name!r}; valid: {', '.join(SETTINGS)}")
 
-    # The configured value as is: the checks judge it, conf never coerces it.
 
-    @property
-    def STATE_MAX_AGE(self) -> int:
-        value: int = self._get("STATE_MAX_AGE")
-        return value
-
-    @property
-    def STATE_KEY(self) -> str | None:
-        value: str | None = self._get("STATE_KEY")
-        return value
-
-    @property
-    def STATE_KEY_FALLBACKS(self) -> list[str]:
-        value: list[str] = self._get("STATE_KEY_FALLBACKS")
-        return value
-
-    @property
-    def MAX_MODEL_CHOICES(self) -> int:
-        value: int = self._get("MAX_MODEL_CHOICES")
-        return value
-
-    @property
-    def ALLOWED_ORIGINS(self) -> list[str]:
-        value: list[str] = self._get("ALLOWED_ORIGINS")
-        return value
-
-    @property
-    def SERVER_NAME(self) -> str:
-        value: str = self._get("SERVER_NAME")
-        return value
-
-    @property
-    def SERVER_VERSION(self) -> str | None:
-        value: str | None = self._get("SERVER_VERSION")
-        return value
-
-    @property
-    def INSTRUCTIONS(self) -> str | None:
-        value: str | None = self._get("INSTRUCTIONS")
-        return value
-
-    @property
-    def PAGE_SIZE(self) -> int:
-        value: int = self._get("PAGE_SIZE")
-        return value
-
-    @property
-    def CACHE_TTL_MS(self) -> int:
-        value: int = self._get("CACHE_TTL_MS")
-        return value
-
-    @property
-    def URL_MODE_MAX_AGE(self) -> int:
-        value: int = self._get("URL_MODE_MAX_AGE")
-        return value
-
-    @property
-    def BASE_URL(self) -> str | None:
-        value: str | None = self._get("BASE_URL")
-        return value
-
-    @property
-    def SESSION_STORE(self) -> str:
-        value: str = self._get("SESSION_STORE")
-        return value
-
-    @property
-    def SESSION_MAX_AGE(self) -> int:
-        value: int = self._get("SESSION_MAX_AGE")
-        return value
-
-    @property
-    def RETRY_MS(self) -> int:
-        value: int = self._get("RETRY_MS")
-        return value
-
-    @property
-    def SESSIONS_PER_PRINCIPAL(self) -> int | None:
-        value: int | None = self._get("SESSIONS_PER_PRINCIPAL")
-        return value
-
-    @property
-    def ANONYMOUS_SESSIONS_PER_ADDRESS(self) -> int | None:
-        value: int | None = self._get("ANONYMOUS_SESSIONS_PER_ADDRESS")
-        return value
-
-    @property
-    def ANONYMOUS_SESSIONS(self) -> int | None:
-        value: int | None = self._get("ANONYMOUS_SESSIONS")
-        return value
-
-    @property
-    def CALLS_PER_SESSION(self) -> int | None:
-        value: int | None = self._get("CALLS_PER_SESSION")
-        return value
-
-    @property
-    def AUTHENTICATION(self) -> list[str]:
-        value: list[str] = self._get("AUTHENTICATION")
-        return value
-
-    @property
-    def ALLOW_ANONYMOUS(self) -> bool | list[str]:
-        value: bool | list[str] = self._get("ALLOW_ANONYMOUS")
-        return value
-
-    @property
-    def OAUTH_SCOPES(self) -> list[str]:
-        value: list[str] = self._get("OAUTH_SCOPES")
-        return value
-
-    @property
-    def OAUTH_ACCEPT_ORIGIN_AUDIENCE(self) -> bool:
-        value: bool = self._get("OAUTH_ACCEPT_ORIGIN_AUDIENCE")
-        return value
-
-    @property
-    def OAUTH_CIMD_HOSTS(self) -> str | list[str]:
-        value: str | list[str] = self._get("OAUTH_CIMD_HOSTS")
-        return value
-
-    @property
-    def OAUTH_CIMD_PINNED(self) -> dict[str, dict[str, Any]] | None:
-        value: dict[str, dict[str, Any]] | None = self._get("OAUTH_CIMD_PINNED")
-        return value
-
-    @property
-    def OAUTH_DCR(self) -> bool:
-        value: bool = self._get("OAUTH_DCR")
-        return value
-
-    @property
-    def OAUTH_DCR_PER_ADDRESS(self) -> int | None:
-        value: int | None = self._get("OAUTH_DCR_PER_ADDRESS")
-        return value
-
-    @property
-    def OAUTH_DCR_UNUSED(self) -> int | None:
-        value: int | None = self._get("OAUTH_DCR_UNUSED")
-        return value
-
-    @property
-    def OAUTH_DCR_UNUSED_DAYS(self) -> int:
-        value: int = self._get("OAUTH_DCR_UNUSED_DAYS")
-        return value
-
-    @property
-    def OAUTH_REDIRECT_SCHEMES(self) -> list[str]:
-        value: list[str] = self._get("OAUTH_REDIRECT_SCHEMES")
-        return value
-
-    @property
-    def MAX_BODY_BYTES(self) -> int:
-        value: int = self._get("MAX_BODY_BYTES")
-        return value
-
-    @property
-    def MAX_JSON_DEPTH(self) -> int:
-        value: int = self._get("MAX_JSON_DEPTH")
-        return value
-
-    @property
-    def MAX_STRING_LENGTH(self) -> int:
-        value: int = self._get("MAX_STRING_LENGTH")
-        return value
-
-    @property
-    def MAX_FORM_FIELDS(self) -> int:
-        value: int = self._get("MAX_FORM_FIELDS")
-        return value
-
-    @property
-    def MAX_ROUNDS(self) -> int:
-        value: int = self._get("MAX_ROUNDS")
-        return value
-
-    @property
-    def MAX_STATE_BYTES(self) -> int:
-        value: int = self._get("MAX_STATE_BYTES")
-        return value
-
+SETTINGS: dict[str, Setting[Any]] = {
+    name: row for name, row in vars(Conf).items() if isinstance(row, Setting)
+}
+DEFAULTS: dict[str, Any] = {name: row.default for name, row in SETTINGS.items()}
 
 conf = Conf()
 
@@ -333,3 +643,39 @@ def _forget(*, setting: str, **kwargs: Any) -> None:
 
 
 setting_changed.connect(_forget, dispatch_uid="mcpforms.conf")
+
+
+# The reference ---------------------------------------------------------------------------------------------
+
+
+def _shown(value: object) -> str:
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 10_000:
+        return f"`{value:_}`"
+    return f"`{value!r}`"
+
+
+def _cell(words: str) -> str:
+    return words.replace("|", "\\|")
+
+
+def reference(rows: Iterable[Setting[Any]] | None = None) -> str:
+    """The settings reference as Markdown: a table per section, a row per setting."""
+    chosen = list(SETTINGS.values() if rows is None else rows)
+    lines: list[str] = []
+    for section in Section:
+        in_section = [row for row in chosen if row.section is section]
+        if not in_section:
+            continue
+        lines += [f"#### {section.value}", "", "| setting | default | a valid value | what it does | check |"]
+        lines.append("| --- | --- | --- | --- | --- |")
+        for row in in_section:
+            valid = row.kind.expects + (f"; {row.bounds.says}" if row.bounds else "")
+            checks = f"`{row.check}`" + (f", `{row.bounds.check}`" if row.bounds else "")
+            cells = [f"`{row.name}`", _shown(row.default), valid, row.help, checks]
+            lines.append("| " + " | ".join(_cell(cell) for cell in cells) + " |")
+        lines.append("")
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    print(reference(), end="")

@@ -6,29 +6,39 @@ import hashlib
 import json
 import secrets
 import uuid
-from datetime import timedelta
+from collections.abc import Callable
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import RegexValidator
-from django.db import connections, models, router
+from django.db import connections, models, router, transaction
 from django.db.models import F
 from django.utils import timezone
 
 from mcpforms.conf import conf
-from mcpforms.field_rows import DefinitionError, auto_field
+from mcpforms.field_rows import DefinitionError, auto_field_from_row
 from mcpforms.fields import FIELD_TYPES
 from mcpforms.protocol.primitives import NAME_PATTERN
 from mcpforms.protocol.state import RequestState
 
-PRUNE_EVERY = 100
+# One write in this many also deletes the expired rows of its kind (sweep): a chance, not a DELETE on every
+# request, for projects that do not run manage.py mcpforms_cleanup.
+SWEEP_ONE_IN = 100
+# A cleanup run counts as recent this long: a daily schedule with room to spare, and a schedule that stops
+# hands the deleting back to requests within that time.
+CLEANUP_COUNTS_FOR = timedelta(days=2)
+
+
+def _ago(seconds: int) -> datetime:
+    return timezone.now() - timedelta(seconds=seconds)
 
 
 class CompletedFlow(models.Model):
     """A form flow whose handler ran, and what it returned: a retried last round, or any earlier round of
     the same flow answered again, gets this outcome instead of a second run. Rows outlive their token's
-    max age by nothing: older ones are pruned."""
+    max age by nothing: older ones are deleted."""
 
     digest = models.CharField(max_length=64, unique=True)
     result = models.JSONField(null=True, blank=True)
@@ -62,11 +72,13 @@ class CompletedFlow(models.Model):
         digest = cls.digest_of(state)
         insert = "INSERT INTO {table} ({digest}, {created}) VALUES (%s, %s)"
         cls._execute(insert, [("digest", digest), ("created", timezone.now())])
-        if secrets.randbelow(PRUNE_EVERY) == 0:
-            # Tokens older than STATE_MAX_AGE are refused before they get here, so their rows can go; now
-            # and then is enough, and keeps a delete off the hot path of nearly every completion.
-            cls.objects.filter(created__lt=timezone.now() - timedelta(seconds=conf.STATE_MAX_AGE)).delete()
+        sweep(cls.expired)
         return digest
+
+    @classmethod
+    def expired(cls) -> models.QuerySet[CompletedFlow]:
+        # Tokens older than STATE_MAX_AGE are refused before their flow's record is read.
+        return cls.objects.filter(created__lt=_ago(conf.STATE_MAX_AGE))
 
     @classmethod
     def keep_result(cls, digest: str, result: dict[str, Any]) -> None:
@@ -182,7 +194,7 @@ class FieldDefinition(models.Model):
     def clean(self) -> None:
         # The same reading the tool makes, so what fails here is an admin form error, never a broken tool.
         try:
-            auto_field(self)
+            auto_field_from_row(self)
         except DefinitionError as error:
             raise ValidationError({error.field: str(error)} if error.field else str(error)) from None
 
@@ -260,6 +272,12 @@ class UrlElicitation(models.Model):
     def __str__(self) -> str:
         return f"{self.tool} ({self.pk})"
 
+    @classmethod
+    def expired(cls) -> models.QuerySet[UrlElicitation]:
+        # A retry can no longer reach a row once both the page's link and the requestState that names it
+        # have expired.
+        return cls.objects.filter(created__lt=_ago(max(conf.STATE_MAX_AGE, conf.URL_MODE_MAX_AGE)))
+
 
 # ---- the 2025 era: sessions and the calls waiting on the client (mcpforms.session_stores) ----
 
@@ -292,6 +310,12 @@ class Era2025Session(models.Model):
     def __str__(self) -> str:
         return self.id
 
+    @classmethod
+    def expired(cls) -> models.QuerySet[Era2025Session]:
+        # A session answers 404 after SESSION_MAX_AGE; its client opens a new one (2025-11-25, Session
+        # Management). Its calls go with it.
+        return cls.objects.filter(created__lt=_ago(conf.SESSION_MAX_AGE))
+
 
 class Era2025Call(models.Model):
     """A 2025-era request whose handler asked the client something, and the round in flight."""
@@ -318,9 +342,14 @@ class Era2025Call(models.Model):
     def __str__(self) -> str:
         return self.id
 
+    @classmethod
+    def expired(cls) -> models.QuerySet[Era2025Call]:
+        # A call nobody resumed within a requestState's lifetime cannot go on. Its events go with it.
+        return cls.objects.filter(created__lt=_ago(conf.STATE_MAX_AGE))
+
 
 class StreamEvent(models.Model):
-    """One SSE event of a pending call's stream, kept until the call is pruned, for clients that resume."""
+    """One SSE event of a pending call's stream, kept until the call is deleted, for clients that resume."""
 
     call = models.ForeignKey(Era2025Call, on_delete=models.CASCADE, related_name="stream")
     seq = models.PositiveIntegerField()
@@ -333,6 +362,47 @@ class StreamEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.call_id}:{self.seq}"
+
+
+# Expired rows ------------------------------------------------------------------------------------------
+
+
+class CleanupRun(models.Model):
+    """When ``manage.py mcpforms_cleanup`` last deleted every expired row.
+
+    A row rather than a cache key: the rows it speaks for are in this database, so every worker of every
+    deployment sees it (a ``LocMemCache`` is per process, and the default cache may not be shared), and
+    reading it needs nothing but the database the sweep is about to delete from anyway.
+    """
+
+    created = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        verbose_name = "cleanup run"
+
+    def __str__(self) -> str:
+        return self.created.isoformat()
+
+    @classmethod
+    def record(cls) -> None:
+        """Note a run that just ended; the table keeps the latest one only."""
+        with transaction.atomic():
+            cls.objects.all().delete()
+            cls.objects.create()
+
+    @classmethod
+    def ran_recently(cls) -> bool:
+        return cls.objects.filter(created__gte=timezone.now() - CLEANUP_COUNTS_FOR).exists()
+
+
+def sweep(expired: Callable[[], models.QuerySet[Any]]) -> None:
+    """Now and then, delete the rows ``expired()`` returns: the request path's fallback for a project that
+    does not run ``manage.py mcpforms_cleanup``. Not while the command has run recently, nor with
+    ``MCPFORMS["SWEEP_EXPIRED"] = False``."""
+    # The chance first: 99 writes in 100 cost nothing but a random number.
+    if secrets.randbelow(SWEEP_ONE_IN) or not conf.SWEEP_EXPIRED or CleanupRun.ran_recently():
+        return
+    expired().delete()
 
 
 # Personal access tokens --------------------------------------------------------------------------------

@@ -8,7 +8,6 @@ import contextlib
 import hashlib
 import json
 import math
-import secrets
 import time
 from dataclasses import replace
 from datetime import timedelta
@@ -20,13 +19,9 @@ from django.db.models import Count, Min
 from django.utils import timezone
 
 from mcpforms.conf import conf
-from mcpforms.models import Era2025Call, Era2025Session, StreamEvent
+from mcpforms.models import Era2025Call, Era2025Session, StreamEvent, sweep
 from mcpforms.protocol.era2025.sessions import Event, PendingCall, Session, Stream, Tally
 from mcpforms.protocol.state import ANONYMOUS
-
-# One in this many new sessions (and pending calls) prunes the expired ones: a chance, not a COUNT(*)
-# of the table on every initialize.
-PRUNE_EVERY = 100
 
 
 def _call_id(server_request_id: str) -> str:
@@ -38,11 +33,7 @@ class DatabaseSessions:
     """Sessions, pending calls and their streams in the database: any worker serves any request."""
 
     def create(self, session: Session) -> None:
-        if secrets.randbelow(PRUNE_EVERY) == 0:
-            # Many clients never DELETE their session; an expired one answers 404, and the client opens
-            # a new one (2025-11-25, Session Management).
-            horizon = timezone.now() - timedelta(seconds=conf.SESSION_MAX_AGE)
-            Era2025Session.objects.filter(created__lt=horizon).delete()
+        sweep(Era2025Session.expired)  # many clients never DELETE their session
         Era2025Session.objects.create(
             id=session.id,
             version=session.version,
@@ -134,10 +125,8 @@ class DatabaseSessions:
                 for event in events
             ]
             StreamEvent.objects.bulk_create(rows, ignore_conflicts=True)
-        if created and secrets.randbelow(PRUNE_EVERY) == 0:
-            # A call nobody resumed within a requestState's lifetime can no longer go on.
-            horizon = timezone.now() - timedelta(seconds=conf.STATE_MAX_AGE)
-            Era2025Call.objects.filter(created__lt=horizon).delete()
+        if created:
+            sweep(Era2025Call.expired)
 
     def answer(self, session_id: str, request_id: str, result: Any) -> PendingCall | None:
         try:

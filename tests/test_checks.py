@@ -1,22 +1,21 @@
 from __future__ import annotations
 
 import ast
-import subprocess
+import re
 import sys
 from pathlib import Path
 
 import pytest
 from django.core.checks import CheckMessage, Error, Warning
+from django.core.checks.registry import registry
 from django.test import override_settings
 
-from mcpforms import checks
-from mcpforms.checks import check_settings
+from mcpforms.checks.common import SETTINGS_CHECKS, Check
+from mcpforms.checks.setting import check_settings
+from mcpforms.conf import MIN_JSON_DEPTH, SETTINGS, Section
+from tests.system_checks import ids, manage_py_check
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def ids(messages):
-    return [message.id for message in messages]
 
 
 def test_defaults_pass():
@@ -70,17 +69,7 @@ def test_w002_fallbacks_without_a_dedicated_key():
 
 def test_manage_py_check_fails_on_a_bad_setting(tmp_path):
     """The check is registered with Django, not just importable."""
-    (tmp_path / "bad_settings.py").write_text(
-        "from tests.settings import *\nMCPFORMS = {'STATE_MAX_AGE': -1}\n"
-    )
-    result = subprocess.run(
-        [sys.executable, "-m", "django", "check"],
-        cwd=ROOT,
-        env={"PYTHONPATH": f"{tmp_path}:{ROOT}", "DJANGO_SETTINGS_MODULE": "bad_settings", "PATH": ""},
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    result = manage_py_check(tmp_path, {"STATE_MAX_AGE": -1})
     assert result.returncode == 1
     assert "mcpforms.E002" in result.stderr
 
@@ -89,7 +78,7 @@ def test_manage_py_check_fails_on_a_bad_setting(tmp_path):
 
 
 def url_mode_ids(**configured):
-    from mcpforms.checks import check_url_mode_settings
+    from mcpforms.checks.url_mode import check_url_mode_settings
 
     with override_settings(MCPFORMS=configured):
         return ids(check_url_mode_settings())
@@ -120,27 +109,66 @@ def test_w202_base_url_without_the_page_in_the_urlconf():
         assert url_mode_ids(BASE_URL="https://forms.example.com") == ["mcpforms.W202"]
 
 
-def test_every_check_id_is_used_once_and_documented():
-    source = ast.parse(Path(checks.__file__).read_text())
-    ids = [
-        keyword.value.value
-        for node in ast.walk(source)
-        if isinstance(node, ast.Call)
-        for keyword in node.keywords
-        if keyword.arg == "id"
-        and isinstance(keyword.value, ast.Constant)
-        and isinstance(keyword.value.value, str)
-    ]
-    assert len(ids) == len(set(ids)) > 10, sorted(ids)
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
-    assert [check_id for check_id in ids if f"`{check_id}`" not in readme] == []
+# Check ids ----------------------------------------------------------------------------------------------
+
+PACKAGE = ROOT / "mcpforms"
+CHECK_ID = re.compile(r"mcpforms\.[EW]\d{3}")
+
+
+def written_ids() -> list[str]:
+    """Every ``id="mcpforms.…"`` in the package's source: one message each (a setting's ids are its row's)."""
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call):
+                found += [
+                    keyword.value.value
+                    for keyword in node.keywords
+                    if keyword.arg == "id"
+                    and isinstance(keyword.value, ast.Constant)
+                    and isinstance(keyword.value.value, str)
+                    and CHECK_ID.fullmatch(keyword.value.value)
+                ]
+    return found
+
+
+def row_ids() -> set[str]:
+    """The ids the settings' rows report bad values under."""
+    return {row.check for row in SETTINGS.values()} | {
+        row.bounds.check for row in SETTINGS.values() if row.bounds is not None
+    }
+
+
+def test_every_check_id_is_declared_once():
+    written = written_ids()
+    assert len(written) == len(set(written)) > 10, sorted(written)
+    assert set(written) & row_ids() == set()  # a setting's value is reported by its row alone
+
+
+def test_the_readme_documents_exactly_the_check_ids_the_code_emits():
+    readme = (ROOT / "README.md").read_text()
+    documented = set(re.findall(r"`(mcpforms\.[EW]\d{3})`", readme))
+    emitted = set(written_ids()) | row_ids()
+    assert {"undocumented": emitted - documented, "not emitted": documented - emitted} == {
+        "undocumented": set(),
+        "not emitted": set(),
+    }
+
+
+@pytest.mark.parametrize("name", SETTINGS)
+def test_the_registered_checks_report_a_value_of_no_kind_under_its_rows_id(name):
+    value_checks: list[Check] = [check_settings, *SETTINGS_CHECKS]
+    assert set(value_checks) <= set(registry.get_checks())  # what manage.py check runs
+    with override_settings(MCPFORMS={name: object()}):
+        found = [message.id for check in value_checks for message in check()]
+    assert SETTINGS[name].check in found
 
 
 # Limits --------------------------------------------------------------------------------------------------
 
 
 def limit_ids(**configured):
-    from mcpforms.checks import check_limits
+    from mcpforms.checks.limits import check_limits
 
     with override_settings(MCPFORMS=configured):
         return ids(check_limits())
@@ -160,15 +188,15 @@ def test_limit_defaults_and_a_valid_configuration_pass():
 
 
 @pytest.mark.parametrize("value", [0, -5, "64", 1.5, True, None])
-@pytest.mark.parametrize("name", checks.LIMITS)
+@pytest.mark.parametrize("name", [row.name for row in SETTINGS.values() if row.section is Section.LIMITS])
 def test_e011_limits_are_positive_integers(name, value):
     assert limit_ids(**{name: value}) == ["mcpforms.E011"]
 
 
 def test_e012_json_depth_within_what_python_can_recurse_through():
     deepest = sys.getrecursionlimit() // 2
-    assert limit_ids(MAX_JSON_DEPTH=checks.MIN_JSON_DEPTH) == []
-    assert limit_ids(MAX_JSON_DEPTH=checks.MIN_JSON_DEPTH - 1) == ["mcpforms.E012"]
+    assert limit_ids(MAX_JSON_DEPTH=MIN_JSON_DEPTH) == []
+    assert limit_ids(MAX_JSON_DEPTH=MIN_JSON_DEPTH - 1) == ["mcpforms.E012"]
     assert limit_ids(MAX_JSON_DEPTH=deepest) == []
     assert limit_ids(MAX_JSON_DEPTH=deepest + 1) == ["mcpforms.E012"]
 
@@ -189,17 +217,7 @@ def test_e013_a_state_the_server_mints_can_come_back(configured, expected):
 
 def test_manage_py_check_fails_on_a_nonsense_limit(tmp_path):
     """The limits' check is registered with Django too."""
-    (tmp_path / "bad_limits.py").write_text(
-        "from tests.settings import *\nMCPFORMS = {'MAX_JSON_DEPTH': 100_000}\n"
-    )
-    result = subprocess.run(
-        [sys.executable, "-m", "django", "check"],
-        cwd=ROOT,
-        env={"PYTHONPATH": f"{tmp_path}:{ROOT}", "DJANGO_SETTINGS_MODULE": "bad_limits", "PATH": ""},
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    result = manage_py_check(tmp_path, {"MAX_JSON_DEPTH": 100_000})
     assert result.returncode == 1
     assert "mcpforms.E012" in result.stderr
 
@@ -215,7 +233,7 @@ BUDGETS = [
 
 
 def endpoint_ids(**configured):
-    from mcpforms.checks import check_endpoint_settings
+    from mcpforms.checks.endpoint import check_endpoint_settings
 
     with override_settings(MCPFORMS=configured):
         return [i for i in ids(check_endpoint_settings()) if i != "mcpforms.W003"]
@@ -263,7 +281,7 @@ def test_e015_a_session_store_that_cannot_adopt_a_session_cannot_let_its_client_
 
 
 def check_endpoint_settings_with(**configured: object) -> list[CheckMessage]:
-    from mcpforms.checks import check_endpoint_settings
+    from mcpforms.checks.endpoint import check_endpoint_settings
 
     with override_settings(MCPFORMS=configured):
         return list(check_endpoint_settings())
@@ -276,7 +294,7 @@ OFFERS_MCP = {"SCOPES": {"mcp": "Use the forms", "read": "Reading scope"}}
 
 
 def oauth_ids(**configured):
-    from mcpforms.checks import check_auth_settings
+    from mcpforms.checks.auth import check_auth_settings
 
     with override_settings(MCPFORMS={"AUTHENTICATION": OAUTH, **configured}, OAUTH2_PROVIDER=OFFERS_MCP):
         return ids(check_auth_settings())
@@ -302,7 +320,7 @@ def test_e306_accept_origin_audience_is_a_bool(value):
 
 def test_w302_a_required_scope_the_authorization_server_does_not_offer():
     # django-oauth-toolkit's default scopes are read and write: a token could never carry "mcp".
-    from mcpforms.checks import check_auth_settings
+    from mcpforms.checks.auth import check_auth_settings
 
     configured = {"AUTHENTICATION": OAUTH, "BASE_URL": "https://forms.example.com"}
     with override_settings(MCPFORMS=configured, OAUTH2_PROVIDER={}):

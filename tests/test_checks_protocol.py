@@ -10,13 +10,10 @@ import pytest
 from django.core.checks import Error, Warning
 from django.test import override_settings
 
-from mcpforms.checks import check_endpoint_settings
+from mcpforms.checks.endpoint import check_endpoint_settings
+from tests.system_checks import ids
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def ids(messages):
-    return [message.id for message in messages]
 
 
 def test_defaults_pass():

@@ -1,9 +1,18 @@
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
+from django.conf import settings
 from django.test import override_settings
 
-from mcpforms.conf import DEFAULTS, conf
+from mcpforms.conf import DEFAULTS, SETTINGS, conf, reference
+
+ROOT = Path(__file__).resolve().parent.parent
+START = "<!-- settings-reference:start (generated: python -m mcpforms.conf) -->\n"
+END = "<!-- settings-reference:end -->"
 
 
 def test_defaults_apply_without_a_setting():
@@ -24,3 +33,47 @@ def test_a_malformed_setting_falls_back_to_defaults_and_is_left_to_the_checks():
 def test_unknown_names_list_the_valid_ones():
     with pytest.raises(AttributeError, match="valid: STATE_MAX_AGE"):
         conf.STATE_MAX_AGES  # noqa: B018
+
+
+@pytest.mark.parametrize("name", SETTINGS)
+def test_every_row_is_an_attribute_that_follows_override_settings(name):
+    before, configured = getattr(conf, name), object()
+    with override_settings(MCPFORMS={name: configured}):
+        assert getattr(conf, name) is configured  # as is: the checks judge it, conf never coerces it
+    with override_settings(MCPFORMS={}):
+        assert getattr(conf, name) == SETTINGS[name].default
+    assert getattr(conf, name) == before
+
+
+def test_a_value_is_kept_until_the_setting_changes():
+    with override_settings(MCPFORMS={"PAGE_SIZE": 7}):
+        assert conf.PAGE_SIZE == 7
+        settings.MCPFORMS = {"PAGE_SIZE": 8}  # changed without setting_changed: the kept value stands
+        assert conf.PAGE_SIZE == 7
+    assert DEFAULTS["PAGE_SIZE"] == conf.PAGE_SIZE  # leaving override_settings sent setting_changed
+
+
+@pytest.mark.parametrize("name", SETTINGS)
+def test_every_default_is_a_value_its_own_row_accepts(name):
+    row = SETTINGS[name]
+    assert row.kind.problem(row.default) is None
+    assert row.bounds is None or row.bounds.contains(row.default)
+    assert row.help.endswith(".") and "\n" not in row.help
+
+
+def test_the_readme_reference_is_what_the_rows_render():
+    readme = (ROOT / "README.md").read_text()
+    assert readme.count(START) == readme.count(END) == 1
+    block = readme.split(START)[1].split(END)[0]
+    assert block == reference(), "regenerate it: python -m mcpforms.conf, between the markers in README.md"
+
+
+def test_the_reference_has_a_row_per_setting_and_prints_from_the_command_line():
+    printed = subprocess.run(
+        [sys.executable, "-m", "mcpforms.conf"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout
+    assert printed == reference()
+    assert sorted(line.split("`")[1] for line in printed.splitlines() if line.startswith("| `")) == sorted(
+        SETTINGS
+    )
+    assert "| `MAX_JSON_DEPTH` | `64` | a positive integer; 16 to half of Python's recursion limit" in printed

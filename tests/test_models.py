@@ -36,10 +36,10 @@ def test_a_flow_is_recorded_once():
 
 def test_rows_older_than_a_token_can_live_are_pruned_now_and_then(monkeypatch):
     old = CompletedFlow.objects.create(digest="old", created=timezone.now() - timedelta(days=2))
-    monkeypatch.setattr(models, "PRUNE_EVERY", 10**9)  # not this time
+    monkeypatch.setattr(models, "SWEEP_ONE_IN", 10**9)  # not this time
     CompletedFlow.record(state())
     assert CompletedFlow.objects.filter(pk=old.pk).exists()
-    monkeypatch.setattr(models, "PRUNE_EVERY", 1)
+    monkeypatch.setattr(models, "SWEEP_ONE_IN", 1)
     kept = CompletedFlow.record(state())  # the digest of the row it made
     assert (
         list(CompletedFlow.objects.order_by("pk")) != []

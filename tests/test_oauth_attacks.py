@@ -34,6 +34,7 @@ from oauth2_provider.models import AccessToken, Application, Grant, RefreshToken
 import mcpforms.oauth
 import tests.urls
 from mcpforms.oauth.cimd import Fetcher
+from tests import wire
 
 if TYPE_CHECKING:
     from django.test.client import _MonkeyPatchedWSGIResponse as Response
@@ -214,13 +215,8 @@ def refresh(registered: Registered, refresh_token: str) -> Response:
 
 def mcp(token: str | None, url: str = "/mcp") -> Response:
     """A ``tools/list`` call through the site's URL for the endpoint, as a host sends it."""
-    version = "2026-07-28"
-    meta = {
-        "io.modelcontextprotocol/protocolVersion": version,
-        "io.modelcontextprotocol/clientCapabilities": {},
-    }
-    payload = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": meta}}
-    headers = {"MCP-Protocol-Version": version, "Mcp-Method": "tools/list"}
+    payload = wire.message("tools/list")
+    headers = wire.headers(payload)
     if token is not None:
         headers["Authorization"] = f"Bearer {token}"
     response: Response = Client().post(

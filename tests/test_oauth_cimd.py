@@ -747,7 +747,7 @@ def test_without_mcpforms_backend_the_permission_resolves_nothing(network, ada):
 
 
 def cimd_check_ids(**mcpforms: Any) -> list[str]:
-    from mcpforms.checks import check_cimd_settings
+    from mcpforms.checks.oauth_clients import check_cimd_settings
 
     with override_settings(MCPFORMS={**MCP, **mcpforms}):
         return [str(message.id) for message in check_cimd_settings()]

@@ -543,7 +543,7 @@ def test_an_update_keeps_to_the_same_redirect_policy():
 
 
 def dcr_ids(dot: dict[str, Any] | None = None, **configured: Any) -> list[str]:
-    from mcpforms.checks import check_dcr_settings
+    from mcpforms.checks.oauth_clients import check_dcr_settings
 
     with override_settings(MCPFORMS=configured, OAUTH2_PROVIDER=DOT if dot is None else dot):
         return [str(message.id) for message in check_dcr_settings()]
@@ -593,7 +593,7 @@ def test_w323_registration_without_mcpforms_permission():
 
 
 def test_w324_a_custom_scheme_the_toolkit_would_not_redirect_to():
-    from mcpforms.checks import check_dcr_settings
+    from mcpforms.checks.oauth_clients import check_dcr_settings
 
     with override_settings(OAUTH2_PROVIDER={**DOT, "ALLOWED_REDIRECT_URI_SCHEMES": ["https", "http"]}):
         (warning,) = check_dcr_settings()
@@ -608,19 +608,8 @@ def test_w325_the_toolkit_advertises_a_registration_mcpforms_refuses():
 
 def test_manage_py_check_fails_on_a_bad_dcr_setting(tmp_path):
     """The check is registered with Django."""
-    import subprocess
-    import sys
-    from pathlib import Path
+    from tests.system_checks import manage_py_check
 
-    root = Path(__file__).resolve().parent.parent
-    (tmp_path / "bad_dcr.py").write_text("from tests.settings import *\nMCPFORMS = {'OAUTH_DCR_UNUSED': 0}\n")
-    result = subprocess.run(
-        [sys.executable, "-m", "django", "check"],
-        cwd=root,
-        env={"PYTHONPATH": f"{tmp_path}:{root}", "DJANGO_SETTINGS_MODULE": "bad_dcr", "PATH": ""},
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    result = manage_py_check(tmp_path, {"OAUTH_DCR_UNUSED": 0})
     assert result.returncode == 1
     assert "mcpforms.E314" in result.stderr

@@ -13,7 +13,7 @@ from django.test import override_settings
 from oauth2_provider.settings import DEFAULTS
 
 import mcpforms.oauth
-from mcpforms import checks
+from mcpforms.checks import oauth_provider
 from mcpforms.oauth.validator import Validator
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -57,7 +57,7 @@ def test_the_preset_passes_the_toolkits_own_checks_deploy_included():
     # Deliberate: tokens stored in plaintext (hashed storage rules out the refresh grace period concurrent
     # assistants need, E001), and http redirect URIs (loopback callbacks of desktop clients, RFC 8252).
     assert toolkit == {"oauth2_provider.W006", "oauth2_provider.W008"}
-    mine = [message.id for message in found if message.id in checks.OAUTH_PROVIDER_CHECK_IDS]
+    mine = [message.id for message in found if message.id in oauth_provider.OAUTH_PROVIDER_CHECK_IDS]
     assert mine == []
 
 
@@ -66,7 +66,7 @@ def test_the_preset_passes_the_toolkits_own_checks_deploy_included():
 
 def advice(oauth2_provider: dict[str, Any], mcpforms_settings: dict[str, Any] = OAUTH) -> list[str | None]:
     with override_settings(OAUTH2_PROVIDER=oauth2_provider, MCPFORMS=mcpforms_settings):
-        return [message.id for message in checks.check_oauth_provider()]
+        return [message.id for message in oauth_provider.check_oauth_provider()]
 
 
 def test_the_preset_draws_no_advice():
@@ -137,7 +137,7 @@ def test_the_toolkits_defaults_draw_a_warning_per_item_that_matters_to_hosts():
 )
 def test_each_item_that_falls_short_is_named_with_what_a_host_then_does(override, check_id, says):
     with override_settings(OAUTH2_PROVIDER={**PRESET, **override}, MCPFORMS=OAUTH):
-        (message,) = checks.check_oauth_provider()
+        (message,) = oauth_provider.check_oauth_provider()
     assert isinstance(message, Warning)
     assert message.id == check_id
     assert says in message.msg
@@ -149,12 +149,12 @@ def test_subclasses_of_mcpforms_classes_are_fine():
         OAUTH2_PROVIDER={**PRESET, "OAUTH2_VALIDATOR_CLASS": "tests.test_oauth_preset.MyValidator"},
         MCPFORMS=OAUTH,
     ):
-        assert checks.check_oauth_provider() == []
+        assert oauth_provider.check_oauth_provider() == []
 
 
 def test_a_key_django_oauth_toolkit_does_not_know_is_an_error():
     with override_settings(OAUTH2_PROVIDER={**PRESET, "ACCES_TOKEN_EXPIRE_SECONDS": 60}, MCPFORMS=OAUTH):
-        (message,) = checks.check_oauth_provider()
+        (message,) = oauth_provider.check_oauth_provider()
     assert isinstance(message, Error)
     assert message.id == "mcpforms.E307"
     assert "'ACCES_TOKEN_EXPIRE_SECONDS'" in message.msg
@@ -164,14 +164,14 @@ def test_an_issuer_endpoint_other_than_the_published_issuer_is_an_error():
     with override_settings(
         OAUTH2_PROVIDER={**PRESET, "OIDC_ISS_ENDPOINT": "https://forms.example/o"}, MCPFORMS=OAUTH
     ):
-        (message,) = checks.check_oauth_provider()
+        (message,) = oauth_provider.check_oauth_provider()
     assert isinstance(message, Error)
     assert message.id == "mcpforms.E308"
     assert "https://forms.example/oauth" in message.msg
     with override_settings(
         OAUTH2_PROVIDER={**PRESET, "OIDC_ISS_ENDPOINT": "https://forms.example/oauth"}, MCPFORMS=OAUTH
     ):
-        assert checks.check_oauth_provider() == []
+        assert oauth_provider.check_oauth_provider() == []
 
 
 def test_manage_py_check_reports_them():

@@ -7,7 +7,7 @@ from being a free database for anyone:
 - ``RegistrationPermission`` (django-oauth-toolkit's ``DCR_REGISTRATION_PERMISSION_CLASSES``): a number
   of registrations per client address per hour (``OAUTH_DCR_PER_ADDRESS``; an IPv6 client counts by its
   /64), and a cap on registrations that never got a token (``OAUTH_DCR_UNUSED``); over either, 429 with
-  ``Retry-After``. ``manage.py mcpforms_prune`` deletes those never used after ``OAUTH_DCR_UNUSED_DAYS``
+  ``Retry-After``. ``manage.py mcpforms_cleanup`` deletes those never used after ``OAUTH_DCR_UNUSED_DAYS``
   (Claude registers twice per connect and uses one).
 - ``RegistrationView``: a redirect URI is https, plain http on a loopback host only (RFC 8252 §7.3, §8.3),
   or a custom scheme of ``OAUTH_REDIRECT_SCHEMES`` (Cursor's ``cursor://``); never ``javascript:``,
