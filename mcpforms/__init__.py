@@ -1,4 +1,6 @@
-"""Turn Django forms into MCP tools. The public API; everything else lives in the module that owns it.
+"""Turn Django forms into MCP tools. The public API: what a project's ``mcp_tools.py`` and its own tools
+need. The few other public names live in the modules the README's "The public API" lists
+(``tests/test_public_api.py`` holds both to it); everything else is internal.
 
 The names load on first use (PEP 562), so ``import mcpforms.schema`` brings in the schema and what it
 needs, not the registry, the protocol core and pydantic.
@@ -12,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from mcpforms.answers import accepted_form_input, input_response, validate_with_form
     from mcpforms.fields import AutoFormField, Option, fields_for_form, fields_for_model
-    from mcpforms.registry import register
+    from mcpforms.registry import register, register_prompt, tool
     from mcpforms.schema import form_input_request, form_schema
     from mcpforms.tools import FormTool
     from mcpforms.ui import display_form
@@ -29,6 +31,8 @@ _HOMES = {
     "form_schema": "mcpforms.schema",
     "input_response": "mcpforms.answers",
     "register": "mcpforms.registry",
+    "register_prompt": "mcpforms.registry",
+    "tool": "mcpforms.registry",
     "validate_with_form": "mcpforms.answers",
 }
 
@@ -44,6 +48,8 @@ __all__ = [
     "form_schema",
     "input_response",
     "register",
+    "register_prompt",
+    "tool",
     "validate_with_form",
 ]
 

@@ -22,7 +22,7 @@ from django.utils.html import format_html
 
 from mcpforms.conf import conf
 from mcpforms.definitions import definition_form_class, definition_tools
-from mcpforms.field_rows import DefinitionError, auto_field, plain_number
+from mcpforms.field_rows import DefinitionError, auto_field_from_row, plain_number
 from mcpforms.models import AccessToken, FieldDefinition, FormDefinition, Submission
 from mcpforms.registry import registries
 from mcpforms.schema import form_schema
@@ -164,7 +164,7 @@ class FormDefinitionAdmin(FormDefinitionModelAdmin):
         form_class = self._form_class(definition)
         if form_class is None:
             return "Save the form to see the schema the assistant's client receives."
-        schema = form_schema([auto_field(row) for row in definition.fields.all()])
+        schema = form_schema([auto_field_from_row(row) for row in definition.fields.all()])
         return format_html("<pre>{}</pre>", json.dumps(schema, indent=2))
 
     @admin.display(description="Rendered form")
@@ -363,4 +363,4 @@ def _editor(request: HttpRequest) -> AbstractBaseUser:
 
 # The connected assistants (django-oauth-toolkit's access tokens), only where the optional extra is installed.
 if apps.is_installed("oauth2_provider"):
-    from mcpforms.oauth import admin as _oauth_admin  # noqa: F401
+    import mcpforms.oauth.admin  # noqa: F401

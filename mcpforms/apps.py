@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from django.apps import AppConfig
+from django.core import checks
 
 
 class SimpleMcpFormsConfig(AppConfig):
@@ -11,11 +12,12 @@ class SimpleMcpFormsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from mcpforms import checks  # noqa: F401  (registers the system checks)
+        import mcpforms.checks  # noqa: F401  (registers the system checks)
         from mcpforms.definitions import catalog_version, definition_tools
         from mcpforms.protocol.server import default_server
-        from mcpforms.registry import registry_for
+        from mcpforms.registry import check_form_tools, registry_for
 
+        checks.register(check_form_tools)  # the form tools' options (mcpforms.tool_checks)
         # Admin-defined forms come after the code-registered tools, which win a name clash.
         registry_for(default_server).add_source(definition_tools, version=catalog_version)
 

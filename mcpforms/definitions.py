@@ -16,7 +16,7 @@ from django import forms
 from django.core.mail import send_mail
 from django.db import connections, router, transaction
 
-from mcpforms.field_rows import auto_field
+from mcpforms.field_rows import auto_field_from_row
 from mcpforms.fields import secret_names
 from mcpforms.form_factory import form_factory
 from mcpforms.models import FormDefinition, Submission
@@ -24,14 +24,16 @@ from mcpforms.output import to_json
 from mcpforms.protocol.capabilities import client_implementation
 from mcpforms.protocol.context import RequestContext
 from mcpforms.signals import send_stored
-from mcpforms.tools import FormTool
+from mcpforms.tools import FormTool, raise_for_check_errors
 
 logger = logging.getLogger(__name__)
 
 
 def definition_form_class(definition: FormDefinition) -> type[forms.Form]:
     rows = list(definition.fields.all())
-    return form_factory(definition.name, [auto_field(row) for row in rows], doc=definition.description)
+    return form_factory(
+        definition.name, [auto_field_from_row(row) for row in rows], doc=definition.description
+    )
 
 
 class DefinitionTool(FormTool):
@@ -55,13 +57,14 @@ class DefinitionTool(FormTool):
         if self.email_to:
             # After commit: a mail must not announce a submission that was rolled back, and a mail server
             # that is down must not lose the submission.
-            title, to = self.title, self.email_to
+            title, to = self.get_title(), self.email_to
             transaction.on_commit(lambda: _mail(submission.pk, title, data, to))
         return {"submission": submission.pk, "form": self.name, "data": data}
 
 
 def definition_tool(definition: FormDefinition) -> FormTool:
-    """The tool of one definition, as it is now."""
+    """The tool of one definition, as it is now; ``ImproperlyConfigured`` when it fails its checks (more
+    fields than ``MAX_FORM_FIELDS`` allows, saved under a higher limit)."""
     form_class = definition_form_class(definition)
     attrs: dict[str, object] = {
         "form_class": form_class,
@@ -76,6 +79,7 @@ def definition_tool(definition: FormDefinition) -> FormTool:
         "email_to": definition.email_to,
     }
     tool: FormTool = type(f"{form_class.__name__}Tool", (DefinitionTool,), attrs)()
+    raise_for_check_errors(tool)
     return tool
 
 
@@ -96,6 +100,20 @@ def definition_tools() -> list[FormTool]:
         except Exception:
             logger.exception("The admin-defined form %r cannot be offered", definition.name)
     return tools
+
+
+def left_out_definitions() -> list[tuple[FormDefinition, str]]:
+    """The definitions ``definition_tools`` leaves out, by name, each with why: disabled, or broken."""
+    left_out: list[tuple[FormDefinition, str]] = []
+    for definition in FormDefinition.objects.order_by("name").prefetch_related("fields"):
+        if not definition.enabled:
+            left_out.append((definition, "disabled in the admin"))
+            continue
+        try:
+            definition_tool(definition)
+        except Exception as error:
+            left_out.append((definition, f"{type(error).__name__}: {error}"))
+    return left_out
 
 
 def catalog_version() -> Hashable:

@@ -12,8 +12,8 @@ from typing import Any, Protocol
 
 from mcpforms.fields import AutoFormField, Option
 
-TRUE_WORDS = frozenset({"true", "yes", "1", "on"})
-FALSE_WORDS = frozenset({"false", "no", "0", "off"})
+_TRUE_WORDS = frozenset({"true", "yes", "1", "on"})
+_FALSE_WORDS = frozenset({"false", "no", "0", "off"})
 
 
 class FieldRow(Protocol):
@@ -64,7 +64,7 @@ def plain_number(value: float | None) -> int | float | None:
     return int(value) if value is not None and float(value).is_integer() else value
 
 
-def parse_default(field: AutoFormField, text: str) -> Any:
+def _parse_default(field: AutoFormField, text: str) -> Any:
     """Read the admin's default text as a value of the field's type; raise ``DefinitionError`` otherwise."""
     if not text:
         return None
@@ -84,9 +84,9 @@ def parse_default(field: AutoFormField, text: str) -> Any:
         return text
     try:
         if field.type in ("boolean", "checkbox"):
-            if text.lower() not in TRUE_WORDS | FALSE_WORDS:
+            if text.lower() not in _TRUE_WORDS | _FALSE_WORDS:
                 raise ValueError
-            return text.lower() in TRUE_WORDS
+            return text.lower() in _TRUE_WORDS
         if field.type == "integer":
             return int(text)
         if field.type in ("number", "range"):
@@ -115,7 +115,7 @@ def parse_default(field: AutoFormField, text: str) -> Any:
     return text
 
 
-def auto_field(row: FieldRow) -> AutoFormField:
+def auto_field_from_row(row: FieldRow) -> AutoFormField:
     """Read one admin field row as an AutoFormField; raise ``DefinitionError`` when it is inconsistent."""
     options = parse_choices(row.choices)
     if row.multiple and not options:
@@ -141,5 +141,5 @@ def auto_field(row: FieldRow) -> AutoFormField:
         description=row.help_text,
         placeholder=row.placeholder,
     )
-    default = parse_default(field, row.default)
+    default = _parse_default(field, row.default)
     return field if default is None else replace(field, default=default)

@@ -20,7 +20,7 @@ from django.forms.utils import pretty_name
 from django.utils.choices import CallableChoiceIterator
 from django.utils.translation import get_language
 
-from mcpforms.conf import conf
+from mcpforms.conf import DEFAULTS, conf
 
 FieldType = Literal[
     "text",
@@ -111,7 +111,9 @@ def too_many_fields(count: int) -> str | None:
     """Say why a form of ``count`` fields cannot be offered, or None when it can: past ``MAX_FORM_FIELDS``
     it is more than a person is walked through, and its schema grows without bound."""
     limit = conf.MAX_FORM_FIELDS
-    if count <= limit:
+    # A limit that is no number is the settings check's to report (mcpforms.E011): a form check that
+    # raised over it would stop manage.py check before that one is shown.
+    if not isinstance(limit, int) or count <= limit:
         return None
     return f"{count} fields, more than the {limit} a form may have (MCPFORMS['MAX_FORM_FIELDS'])"
 
@@ -132,7 +134,8 @@ def register_converter(field_class: type[forms.Field]) -> Callable[[Converter], 
     return decorator
 
 
-def _converter_for(field_class: type[forms.Field]) -> Converter | None:
+def converter_for(field_class: type[forms.Field]) -> Converter | None:
+    """The converter of ``field_class``, or of its nearest base class that has one; None for none."""
     # Walk the MRO so a user's subclass of EmailField is an email without registering anything.
     for klass in field_class.__mro__:
         if klass in _converters:
@@ -267,7 +270,11 @@ def _multiple_choice(field: forms.Field) -> dict[str, Any]:
 @register_converter(forms.ModelChoiceField)
 def _model_choice(field: forms.Field) -> dict[str, Any]:
     assert isinstance(field, forms.ModelChoiceField)
-    cap: int = conf.MAX_MODEL_CHOICES
+    cap = conf.MAX_MODEL_CHOICES
+    if not isinstance(cap, int) or isinstance(cap, bool) or cap < 1:
+        # A malformed limit is the settings check's to report (mcpforms.E002); the default holds until it
+        # is fixed, so that neither manage.py check nor a call crashes over it before that is shown.
+        cap = DEFAULTS["MAX_MODEL_CHOICES"]
     # Slice one past the cap: enough to know the cap is exceeded without loading the whole table.
     rows = list(field.queryset[: cap + 1]) if field.queryset is not None else []
     if len(rows) > cap:
@@ -341,9 +348,10 @@ def _json_default(auto: AutoFormField, initial: Any) -> Any:
     return initial if _fits(auto.type, initial) else None
 
 
-def auto_field(name: str, field: forms.Field, *, initial: Any = None) -> AutoFormField:
-    """Convert one Django form field; raises ``FormConversionError`` when it has no mapping."""
-    converter = _converter_for(type(field))
+def auto_field_from_form_field(name: str, field: forms.Field, *, initial: Any = None) -> AutoFormField:
+    """Convert one Django form field to an ``AutoFormField``; raise ``FormConversionError`` when it has no
+    mapping."""
+    converter = converter_for(type(field))
     if converter is None:
         raise FormConversionError(
             f"{type(field).__name__} has no mapping; register one with mcpforms.fields.register_converter"
@@ -372,7 +380,9 @@ def fields_for_form(form: forms.BaseForm | type[forms.BaseForm]) -> list[AutoFor
     result = []
     for name, field in instance.fields.items():
         try:
-            result.append(auto_field(name, field, initial=instance.get_initial_for_field(field, name)))
+            result.append(
+                auto_field_from_form_field(name, field, initial=instance.get_initial_for_field(field, name))
+            )
         except FormConversionError as error:
             raise FormConversionError(f"{form_name}.{name}: {error}") from None
     return result
@@ -385,7 +395,7 @@ def declared_fields(form_class: type[forms.BaseForm]) -> list[AutoFormField]:
     for name, field in getattr(form_class, "base_fields", {}).items():
         initial = None if callable(field.initial) else field.initial
         try:
-            result.append(auto_field(name, field, initial=initial))
+            result.append(auto_field_from_form_field(name, field, initial=initial))
         except FormConversionError as error:
             raise FormConversionError(f"{form_class.__name__}.{name}: {error}") from None
     return result
@@ -451,18 +461,13 @@ def fields_for_model(
     return fields_for_form(form_class)
 
 
+# The public names (the README's "The public API"); the rest serve the package's other modules.
 __all__ = [
-    "FIELD_TYPES",
-    "PAGE_TYPES",
     "AutoFormField",
     "FieldType",
     "FormConversionError",
     "Option",
-    "auto_field",
-    "declared_fields",
     "fields_for_form",
     "fields_for_model",
-    "form_fields",
     "register_converter",
-    "secret_names",
 ]

@@ -1,24 +1,28 @@
-"""``register()``: Django forms become MCP tools (and prompts); ``mcp_tools.py`` modules are found the way
-the admin finds ``admin.py``.
+"""``register()`` and ``@tool``: Django forms become MCP tools (and prompts); ``mcp_tools.py`` modules are
+found the way the admin finds ``admin.py``.
 
 A ``Registry`` owns the ``FormTool``s of one ``Server``, as an ``AdminSite`` owns its ``ModelAdmin``s:
 the ones registered in code, then those of its sources (the admin-defined forms), looked up in that order.
 A registration is cheap: nothing reads the form until a client lists or calls the tool, so registering
-at import time never touches the database.
+at import time never touches the database. A bad option does not stop it: ``manage.py check`` reports it
+(``check_form_tools``), and the tool is not served.
 """
 
 from __future__ import annotations
 
 import weakref
-from collections.abc import Callable, Hashable, Iterable, Mapping
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from functools import partial
 from typing import Any, TypedDict, TypeVar, Unpack
 
 from django import forms
+from django.apps import AppConfig
+from django.core.checks import CheckMessage
 from django.db import DatabaseError, models
 from django.utils.module_loading import autodiscover_modules
 
-from mcpforms import serving, ui
+import mcpforms.serving as serving
+import mcpforms.ui as ui
 from mcpforms.fields import FormConversionError, fields_for_form
 from mcpforms.flow import Ask, Path
 from mcpforms.prompts import FormPrompt, form_prompt
@@ -28,7 +32,7 @@ from mcpforms.protocol.errors import invalid_params
 from mcpforms.protocol.methods import hidden
 from mcpforms.protocol.primitives import Prompt, ResourceTemplate, Tool
 from mcpforms.protocol.server import Server, default_server, servers
-from mcpforms.tools import FormHandler, FormTool, RegistrationError, tool_class
+from mcpforms.tools import FormHandler, FormTool, RegistrationError, raise_for_check_errors, tool_class
 
 H = TypeVar("H", bound=FormHandler)
 FormTools = Callable[[], Iterable[FormTool]]
@@ -44,7 +48,8 @@ class Registry:
         self._tools: dict[str, FormTool] = {}
         self._prompts: dict[str, FormPrompt] = {}
         self._generation = 0
-        # Code-registered tools first, then each source's: a name taken in code wins (the README says so).
+        # Code-registered tools first, then each source's: a name taken in code wins, so that a row staff
+        # type in the admin can never replace a tool the developers wrote, reviewed and deployed.
         self._sources: list[Catalog[FormTool]] = []
         self._source_functions: list[FormTools] = []
         server.add_tool_source(self._protocol_tools, version=self._version)
@@ -86,6 +91,7 @@ class Registry:
             raise unknown
         if not form_tool.may_use(ctx):
             raise hidden(ctx, f"the resource {uri!r}", unknown)  # as its tool would be
+        raise_for_check_errors(form_tool)  # as its tool's definition: not served
         return serving.read_ui(form_tool, ctx, uri)
 
     # The tools ------------------------------------------------------------------------------------------
@@ -94,7 +100,7 @@ class Registry:
         """Serve the form tools ``source()`` returns after the code-registered ones, re-reading them only
         when ``version()`` moves; a code-registered tool wins a name clash."""
 
-        tools: Catalog[FormTool] = Catalog(lambda tool: tool.name, kind="tool")
+        tools: Catalog[FormTool] = Catalog(lambda form_tool: form_tool.name, kind="tool")
         tools.add_source(source, version=version)
         self._sources.append(tools)
         self._source_functions.append(source)
@@ -124,8 +130,32 @@ class Registry:
         """Whether ``source`` was added to this registry (``add_source``)."""
         return source in self._source_functions
 
-    def add_tool(self, form_tool: FormTool, *, replace: bool = False) -> None:
-        if not replace and form_tool.name in self._tools:
+    @property
+    def sources(self) -> tuple[FormTools, ...]:
+        """The sources added with ``add_source``, in the order their tools are looked up; a source added
+        again (an app registry populated anew runs ``ready()`` again) adds nothing, and is listed once."""
+        return tuple(dict.fromkeys(self._source_functions))
+
+    def tools_of(self, source: FormTools) -> list[tuple[FormTool, str]]:
+        """The form tools ``source`` offers now, each with why it is not served ("" when it is): a name
+        registered in code, or offered by an earlier source, wins."""
+        position = self._source_functions.index(source)
+        earlier = {form_tool.name for tools in self._sources[:position] for form_tool in tools.all()}
+        offered = []
+        for form_tool in self._sources[position].all():
+            reason = ""
+            if form_tool.name in self._tools:
+                reason = "a code-registered tool has this name and wins"
+            elif form_tool.name in earlier:
+                reason = "a tool of an earlier source has this name and wins"
+            offered.append((form_tool, reason))
+        return offered
+
+    def add_tool(self, form_tool: FormTool) -> None:
+        # Refused at once, as the admin raises AlreadyRegistered: the registry files one tool per name, so a
+        # check run later would never see the other one, and which of the two callers reach would depend
+        # on the order of imports.
+        if form_tool.name in self._tools:
             raise RegistrationError(f"A tool named {form_tool.name!r} is already registered.")
         self._tools[form_tool.name] = form_tool
         self._generation += 1
@@ -148,11 +178,15 @@ class Registry:
 
     # For the system checks ------------------------------------------------------------------------------
 
+    def check(self) -> list[CheckMessage]:
+        """The system check messages of every code-registered tool's options (``FormTool.check``)."""
+        return [message for form_tool in self._tools.values() for message in form_tool.check()]
+
     def conversion_failures(self) -> list[tuple[str, FormConversionError]]:
         """Instantiate every registered form and return those that fail to convert."""
         failures = []
         readers: list[tuple[str, Callable[[], object]]] = [
-            (tool.name, partial(tool.fields_for, None)) for tool in self._tools.values()
+            (form_tool.name, partial(form_tool.fields_for, None)) for form_tool in self._tools.values()
         ]
         readers += [
             (prompt.name, partial(fields_for_form, prompt.form_class)) for prompt in self._prompts.values()
@@ -179,6 +213,7 @@ class _ToolSlot(Deferred[Tool]):
         self.form_tool = form_tool
 
     def build(self) -> Tool | None:
+        raise_for_check_errors(self.form_tool)  # logged as "cannot be listed"; a call of it is -32603
         return serving.tool_of(self.form_tool)
 
     def visible_to(self, ctx: RequestContext) -> bool:
@@ -194,6 +229,7 @@ class _SubmitSlot(_ToolSlot):
     certain = False
 
     def build(self) -> Tool | None:
+        raise_for_check_errors(self.form_tool)
         return serving.submit_tool_of(self.form_tool)
 
     def visible_to(self, ctx: RequestContext) -> bool:
@@ -216,6 +252,12 @@ def registry_for(server: Server) -> Registry:
     return _registries[server]
 
 
+def check_form_tools(app_configs: Sequence[AppConfig] | None = None, **kwargs: Any) -> list[CheckMessage]:
+    """The options of every code-registered form tool, on every server (``mcpforms.tool_checks``).
+    ``McpFormsConfig.ready`` registers it with Django's checks, as the admin registers its own."""
+    return [message for _server, registry in registries() for message in registry.check()]
+
+
 def registries() -> list[tuple[Server, Registry]]:
     """Every server that has a registry, with it, in the order the servers were built. The servers come
     along because a registry holds its own weakly: the list keeps each alive while a caller walks it."""
@@ -223,8 +265,8 @@ def registries() -> list[tuple[Server, Registry]]:
 
 
 class ToolOptions(TypedDict, total=False):
-    """The options of ``register`` with a form class: ``FormTool``'s class attributes, and the callables
-    that stand for its methods."""
+    """The options of ``register`` with a form class, and of ``@tool``: ``FormTool``'s class attributes,
+    and the callables that stand for its methods."""
 
     name: str
     title: str
@@ -247,29 +289,35 @@ def register(
     *,
     server: Server | None = None,
     **options: Unpack[ToolOptions],
-) -> Callable[[H], H]:
-    """Expose a form as an MCP tool: a ``FormTool`` subclass as it is, or a form class with ``options``
-    (``FormTool``'s attributes), which builds the subclass. Decorate ``handler(request, form)`` to run
-    your own code on the valid form instead of the default (save a ModelForm, echo a plain form)."""
-    registry = registry_for(server or default_server)
+) -> None:
+    """Expose a form as an MCP tool, as ``admin.site.register`` exposes a model: a ``FormTool`` subclass
+    as it is, or a form class with ``options`` (``FormTool``'s attributes), which builds the subclass. Its
+    handler is the default one (a ModelForm saves, a plain form echoes its data); ``@tool`` gives it yours.
+    """
     if issubclass(form, FormTool):
         if options:
             raise RegistrationError("Options belong on the FormTool subclass, as class attributes.")
         built = form
     else:
         built = tool_class(form, **options)
-    undecorated = built()
-    registry.add_tool(undecorated)
+    registry_for(server or default_server).add_tool(built())
+
+
+def tool(
+    form_class: type[forms.BaseForm],
+    *,
+    server: Server | None = None,
+    **options: Unpack[ToolOptions],
+) -> Callable[[H], H]:
+    """Decorate ``handler(request, form)`` to expose ``form_class`` as an MCP tool that runs it on the valid
+    form, as ``@admin.register`` registers the class it decorates. The function names the tool unless
+    ``name`` is given, as the SDKs' ``@tool`` does: ``def call_me_back`` is the tool ``call_me_back``,
+    whatever its form is called."""
 
     def decorator(handler: H) -> H:
-        # The decorated function becomes the tool's ``handle``, and, unless a name was given, names the
-        # tool, as the SDKs' ``@tool`` does: ``def call_me_back`` is the tool ``call_me_back`` whatever
-        # its form is called.
-        attrs: dict[str, Any] = {"handle": lambda self, request, form: handler(request, form)}
-        if not built.name:
-            attrs["name"] = handler.__name__
-            registry.unregister(undecorated.name)
-        registry.add_tool(type(built.__name__, (built,), attrs)(), replace=bool(built.name))
+        named: dict[str, Any] = {"name": handler.__name__, **options}
+        built = tool_class(form_class, handler=handler, **named)
+        registry_for(server or default_server).add_tool(built())
         return handler
 
     return decorator

@@ -11,9 +11,11 @@ Options are class attributes, behaviour is overridable methods::
 
     mcpforms.register(SignupTool)
 
-``mcpforms.register(SignupForm, **options)`` builds such a subclass, as ``AdminSite.register`` does. This
-module is the tool's *definition*: its name, its schema for the model, its permission and the object it
-updates. Running a round of it (routing, the UI, the URL-mode page, run-once) is ``mcpforms.serving``'s.
+``mcpforms.register(SignupForm, **options)`` builds such a subclass, as ``AdminSite.register`` does, and
+``@mcpforms.tool(SignupForm, **options)`` makes the function it decorates the subclass's ``handle``. Bad
+options are system checks (``mcpforms.tool_checks``), as a ``ModelAdmin``'s are. This module is the tool's
+*definition*: its name, its schema for the model, its permission and the object it updates. Running a
+round of it (routing, the UI, the URL-mode page, run-once) is ``mcpforms.serving``'s.
 """
 
 from __future__ import annotations
@@ -25,50 +27,42 @@ from functools import cached_property
 from typing import Any
 
 from django import forms
+from django.core.checks import CheckMessage
 from django.core.exceptions import ImproperlyConfigured
 from django.db import models
 from django.utils.text import camel_case_to_spaces
 
-from mcpforms.fields import (
-    AutoFormField,
-    _converter_for,
-    declared_fields,
-    fields_for_form,
-    form_fields,
-    secret_names,
-    too_many_fields,
-)
-from mcpforms.flow import ASK_MODES, PATHS, Ask, Path
+from mcpforms.fields import AutoFormField, declared_fields, fields_for_form, form_fields, secret_names
+from mcpforms.flow import Ask, Path
 from mcpforms.protocol.context import RequestContext
 from mcpforms.protocol.primitives import NAME_PATTERN, NAME_RULE
 from mcpforms.protocol.server import anonymous_may_use
 from mcpforms.protocol.state import ANONYMOUS
 from mcpforms.schema import OTHER_PATH_TYPES, property_schema
+from mcpforms.tool_checks import FormToolChecks, field_errors
 
-NAME = re.compile(NAME_PATTERN)
-# RFC 6749 §3.3: scope tokens are printable ASCII but for '"' and '\\', separated by single spaces.
-SCOPE = re.compile(r"[\x21\x23-\x5b\x5d-\x7e]+( [\x21\x23-\x5b\x5d-\x7e]+)*")
+_NAME = re.compile(NAME_PATTERN)
 # The methods that list what a caller may use (rather than use it).
-LISTINGS = frozenset({"tools/list", "prompts/list"})
-ASKS_LATER = "Missing details are asked from the user."
+_LISTINGS = frozenset({"tools/list", "prompts/list"})
 # What the description promises the model about asking the user: each sentence must hold for every call
 # of a tool with that policy, since the model plans its arguments (and what it tells the user) from it.
-ASK_PROMISES: Mapping[Ask, str] = {
-    "missing": ASKS_LATER,
+_ASK_PROMISES: Mapping[str, str] = {
+    "missing": "Missing details are asked from the user.",
     "always": "The user reviews and confirms the details before every call runs.",
     "never": "Pass every required argument: the user is never asked for anything.",
 }
 # path="url" sends every call to the URL-mode page, whatever ``ask`` says.
-ON_THE_PAGE = "The user fills in the form on a web page before every call runs; arguments prefill it."
+_ON_THE_PAGE = "The user fills in the form on a web page before every call runs; arguments prefill it."
 
-# What register() decorates: handler(request, the valid bound form) -> result. Not a protocol handler
+# What a form tool's handler is: handler(request, the valid bound form) -> result. Not a protocol handler
 # (ToolHandler takes the arguments): it runs once, on a valid form, as FormTool.handle.
 FormHandler = Callable[[RequestContext, Any], Any]
-DEFAULT_PERMISSION: Any = object()  # "the change permission of the model for updates, else none"
+_DEFAULT_PERMISSION: Any = object()  # "the change permission of the model for updates, else none"
 
 
 class RegistrationError(ImproperlyConfigured):
-    """A form could not be registered: bad or taken name, bad option, unconvertible field."""
+    """A form could not be registered: no form class, a bad or taken name, or a call with unknown options.
+    Bad option values are system checks instead (``mcpforms.tool_checks``)."""
 
 
 def default_name(form_class: type[forms.BaseForm]) -> str:
@@ -81,22 +75,15 @@ def default_name(form_class: type[forms.BaseForm]) -> str:
 
 def check_name(name: str, *, kind: str) -> None:
     """Raise ``RegistrationError`` unless ``name`` follows the one name rule of tools and prompts."""
-    if not NAME.fullmatch(name):
+    if not _NAME.fullmatch(name):
         raise RegistrationError(f"{kind} name {name!r} must be {NAME_RULE}")
 
 
 def check_convertible(form_class: type[forms.BaseForm]) -> None:
     """Raise ``RegistrationError`` when the form has too many fields or a declared field has no mapping
-    (without instantiating the form)."""
-    declared: dict[str, forms.Field] = getattr(form_class, "base_fields", {})  # set by the form metaclass
-    if problem := too_many_fields(len(declared)):
-        raise RegistrationError(f"{form_class.__name__} has {problem}; split the form or raise the limit.")
-    for name, form_field in declared.items():
-        if _converter_for(type(form_field)) is None:
-            raise RegistrationError(
-                f"{form_class.__name__}.{name}: {type(form_field).__name__} has no mapping; register one "
-                "with mcpforms.fields.register_converter"
-            )
+    (without instantiating the form): what a form tool reports as ``mcpforms.E405`` or ``E406``."""
+    for error in field_errors(form_class):
+        raise RegistrationError(error.msg)
 
 
 def describe_form(form_class: type[forms.BaseForm], description: str, title: str) -> str:
@@ -105,9 +92,10 @@ def describe_form(form_class: type[forms.BaseForm], description: str, title: str
     return text or f"Fill in the {title} form."
 
 
-def ask_promise(ask: Ask, path: Path) -> str:
-    """The sentence a tool's description ends with: what happens when the model calls it."""
-    return ON_THE_PAGE if path == "url" else ASK_PROMISES[ask]
+def _ask_promise(ask: str, path: str) -> str:
+    """The sentence a tool's description ends with: what happens when the model calls it. Nothing for an
+    ``ask`` that fails its check (``mcpforms.E401``): ``manage.py mcpforms_tools`` still describes it."""
+    return _ON_THE_PAGE if path == "url" else _ASK_PROMISES.get(ask, "")
 
 
 def anonymous_shut_out(request: RequestContext, name: str) -> bool:
@@ -122,7 +110,7 @@ def anonymous_shut_out(request: RequestContext, name: str) -> bool:
     """
     if request.principal != ANONYMOUS or anonymous_may_use(request.server, name):
         return False
-    return not (request.may_sign_in and request.method in LISTINGS)
+    return not (request.may_sign_in and request.method in _LISTINGS)
 
 
 def holds(request: RequestContext, permission: str | None) -> bool:
@@ -131,21 +119,25 @@ def holds(request: RequestContext, permission: str | None) -> bool:
     return not permission or (user is not None and user.has_perm(permission))
 
 
-def is_model_form(form_class: type[forms.BaseForm]) -> bool:
+def _is_model_form(form_class: type[forms.BaseForm]) -> bool:
     return issubclass(form_class, forms.BaseModelForm)
 
 
 class FormTool:
     """One form offered as a tool. Subclass it, set ``form_class`` and the options you need, override the
-    methods whose default does not fit, and register the subclass with ``mcpforms.register``."""
+    methods whose default does not fit, and register the subclass with ``mcpforms.register``.
+
+    Options are read where they are needed, through the ``get_*`` methods, and never rewritten: a bad
+    one is a system check (``checks_class``), not an exception."""
 
     form_class: type[forms.BaseForm]
     #: The tool's name; empty means the form's (``SignupForm`` → ``signup``).
     name: str = ""
+    #: What hosts show; by default the name in words (``get_title``).
     title: str = ""
-    #: What the model reads; by default the form's docstring.
+    #: What the model reads; by default the form's docstring (``get_description`` adds the ask policy).
     description: str = ""
-    #: What the user reads above the form; by default "Please fill in: <title>".
+    #: What the user reads above the form; by default "Please fill in: <title>" (``get_message``).
     message: str = ""
     #: When to ask the user: for what is ``"missing"`` or invalid, ``"always"`` (to confirm), or ``"never"``.
     ask: Ask = "missing"
@@ -154,7 +146,7 @@ class FormTool:
     path: Path = "auto"
     #: The permission a caller needs, as ``app_label.codename``; None for none. By default updates need
     #: the model's change permission and everything else none.
-    permission: str | None = DEFAULT_PERMISSION
+    permission: str | None = _DEFAULT_PERMISSION
     #: A ModelForm tool that changes the object named by the ``lookup`` argument instead of adding one.
     update: bool = False
     lookup: str = "pk"
@@ -167,37 +159,43 @@ class FormTool:
     #: endpoint's own (``OAUTH_SCOPES``); checked in addition to ``permission``, which still decides.
     #: Personal access tokens and sessions carry every scope.
     scope: str | None = None
+    #: What checks the options (``manage.py check``, and before the tool is served).
+    checks_class: type[FormToolChecks] = FormToolChecks
 
     def __init__(self) -> None:
+        # The form class and the name are what the registry files the tool under, so they are settled
+        # here, once; every other option is checked by check().
         form_class = getattr(self, "form_class", None)
         if not (isinstance(form_class, type) and issubclass(form_class, forms.BaseForm)):
             raise RegistrationError(f"{type(self).__name__}.form_class must be a Django form class.")
-        if self.ask not in ASK_MODES:
-            raise RegistrationError(f"ask={self.ask!r} is not one of {', '.join(ASK_MODES)}.")
-        if self.path not in PATHS:
-            raise RegistrationError(f"path={self.path!r} is not one of {', '.join(PATHS)}.")
-        if self.scope is not None and not (isinstance(self.scope, str) and SCOPE.fullmatch(self.scope)):
-            raise RegistrationError(
-                f"scope={self.scope!r} must be OAuth scope names separated by single spaces "
-                "(RFC 6749 §3.3: printable ASCII without '\"' or '\\'), or None."
-            )
-        if self.update and not is_model_form(form_class):
-            raise RegistrationError(f"update=True needs a ModelForm; {form_class.__name__} is not one.")
-        check_convertible(form_class)
         self.name = self.name or default_name(form_class)
         check_name(self.name, kind="Tool")
-        self.title = self.title or self.name.replace("_", " ").capitalize()
-        described = describe_form(form_class, self.description, self.title)
-        self.description = f"{described} {ask_promise(self.ask, self.path)}"
-        self.message = self.message or f"Please fill in: {self.title}"
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name!r}>"
 
+    def check(self, **kwargs: Any) -> list[CheckMessage]:
+        """The system check messages of the tool's options (``mcpforms.E401`` and on)."""
+        return self.checks_class().check(self, **kwargs)
+
     # Overridable behaviour ------------------------------------------------------------------------------
 
+    def get_title(self) -> str:
+        """What hosts show for the tool: ``title``, or the name in words (``call_me_back`` → "Call me
+        back")."""
+        return self.title or self.name.replace("_", " ").capitalize()
+
+    def get_description(self) -> str:
+        """What the model reads: ``description`` or the form's docstring, then what the ask policy does."""
+        described = describe_form(self.form_class, self.description, self.get_title())
+        return f"{described} {_ask_promise(self.ask, self.path)}".rstrip()
+
+    def get_message(self) -> str:
+        """What the user reads above the form: ``message``, or "Please fill in: <title>"."""
+        return self.message or f"Please fill in: {self.get_title()}"
+
     def required_permission(self) -> str | None:
-        if self.permission is not DEFAULT_PERMISSION:
+        if self.permission is not _DEFAULT_PERMISSION:
             return self.permission
         if self.update:
             opts = self.form_class._meta.model._meta  # type: ignore[attr-defined]
@@ -296,10 +294,10 @@ class FormTool:
         return schema
 
     def default_annotations(self) -> dict[str, Any]:
-        annotations: dict[str, Any] = {"title": self.title}
+        annotations: dict[str, Any] = {"title": self.get_title()}
         if self.has_own_handler:
             return annotations  # only the author knows what their handler does
-        if is_model_form(self.form_class):
+        if _is_model_form(self.form_class):
             # Saving creates (additive) or overwrites (destructive); saving twice creates twice.
             return annotations | {
                 "readOnlyHint": False,
@@ -325,6 +323,14 @@ class FormTool:
         return self.path == "auto" and self.ask != "always" and not self._listed_fields[1]
 
 
+def raise_for_check_errors(form_tool: FormTool) -> None:
+    """Raise ``ImproperlyConfigured`` with the first error of the tool's checks: a tool whose options fail
+    them is never served, by a server that was started without ``manage.py check`` too."""
+    for message in form_tool.check():
+        if message.is_serious():
+            raise ImproperlyConfigured(f"{form_tool!r} ({message.id}): {message.msg}")
+
+
 def tool_class(
     form_class: type[forms.BaseForm],
     *,
@@ -333,11 +339,11 @@ def tool_class(
     form_kwargs: Callable[[RequestContext], Mapping[str, Any]] | None = None,
     **options: Any,
 ) -> type[FormTool]:
-    """Build the ``FormTool`` subclass ``register(form_class, **options)`` stands for, as
+    """Build the ``FormTool`` subclass ``register(form_class, **options)`` and ``@tool`` stand for, as
     ``AdminSite.register`` builds a ``ModelAdmin``: options become class attributes, and the callables
     (``handler``, ``queryset``, ``form_kwargs``) the methods they stand for."""
-    if unknown := set(options) - set(OPTIONS):
-        valid = ", ".join(sorted(CALLABLES + OPTIONS))
+    if unknown := set(options) - set(_OPTIONS):
+        valid = ", ".join(sorted(_CALLABLES + _OPTIONS))
         raise RegistrationError(f"Unknown option(s) {', '.join(sorted(unknown))}; valid: {valid}.")
     if "name" in options:
         check_name(options["name"], kind="Tool")  # given, so never derived: "" is a bad name, not "default"
@@ -351,7 +357,7 @@ def tool_class(
     return type(f"{form_class.__name__}Tool", (FormTool,), attrs)
 
 
-OPTIONS = (
+_OPTIONS = (
     "name",
     "title",
     "description",
@@ -366,4 +372,7 @@ OPTIONS = (
     "version",
     "scope",
 )
-CALLABLES = ("handler", "queryset", "form_kwargs")
+_CALLABLES = ("handler", "queryset", "form_kwargs")
+
+# The public names (the README's "The public API"); the rest serve the package's other modules.
+__all__ = ["FormTool", "RegistrationError"]

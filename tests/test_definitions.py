@@ -10,10 +10,11 @@ import pytest
 from django.core import mail
 
 from mcpforms.definitions import catalog_version, definition_form_class, definition_tools
-from mcpforms.field_rows import auto_field
+from mcpforms.field_rows import auto_field_from_row
 from mcpforms.fields import AutoFormField, fields_for_form
 from mcpforms.models import FieldDefinition, FormDefinition, Submission
 from mcpforms.protocol.server import default_server
+from tests import wire
 from tests.core_client import APPS, CoreClient, accept, asked, assert_unknown_tool, text
 
 pytestmark = pytest.mark.django_db
@@ -55,7 +56,7 @@ def row(**values: Any) -> FieldDefinition:
 
 def test_the_factory_builds_a_form_that_reads_back_as_the_definition():
     definition = rsvp()
-    expected = [auto_field(r) for r in definition.fields.all()]
+    expected = [auto_field_from_row(r) for r in definition.fields.all()]
     assert fields_for_form(definition_form_class(definition)) == expected
     assert expected[3] == AutoFormField("guests", "Guests", "integer", min=0, max=5, default=0)
     assert expected[4].multiple
@@ -301,19 +302,8 @@ def test_a_submission_keeps_a_bounded_client_info():
     meta = {"io.modelcontextprotocol/clientInfo": client_info}
     params = {"name": "event_rsvp", "arguments": {"name": "Ada", "email": "a@b.co", "attending": "no"}}
     # Through the envelope, as a client sends it.
-    payload = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "tools/call",
-        "params": {
-            **params,
-            "_meta": {
-                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-                "io.modelcontextprotocol/clientCapabilities": {},
-                **meta,
-            },
-        },
-    }
+    payload = wire.message("tools/call", params)
+    payload["params"]["_meta"] |= meta
     reply = default_server.handle(payload)
     assert reply.body is not None and "result" in reply.body, reply
     stored = Submission.objects.order_by("-pk").first()

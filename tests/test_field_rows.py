@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from mcpforms.field_rows import DefinitionError, auto_field, parse_choices
+from mcpforms.field_rows import DefinitionError, auto_field_from_row, parse_choices
 from mcpforms.fields import Option
 from mcpforms.models import FieldDefinition
 
@@ -56,10 +56,10 @@ def test_malformed_choices_name_the_problem(text, message):
 )
 def test_inconsistent_rows_are_refused_with_the_admin_field_named(values, field, message):
     with pytest.raises(DefinitionError, match=message) as caught:
-        auto_field(row(**values))
+        auto_field_from_row(row(**values))
     assert caught.value.field == field
 
 
 def test_numbers_may_have_fractional_and_negative_bounds():
-    field = auto_field(row(type="number", min=-1.5, max=2.5, default="0.5"))
+    field = auto_field_from_row(row(type="number", min=-1.5, max=2.5, default="0.5"))
     assert (field.min, field.max, field.default) == (-1.5, 2.5, 0.5)

@@ -4,6 +4,7 @@ import datetime
 
 import pytest
 from django import forms
+from django.core.checks import run_checks
 from django.core.validators import (
     MaxLengthValidator,
     MaxValueValidator,
@@ -16,7 +17,7 @@ from mcpforms.fields import (
     AutoFormField,
     FormConversionError,
     Option,
-    auto_field,
+    auto_field_from_form_field,
     fields_for_form,
     fields_for_model,
     register_converter,
@@ -151,6 +152,15 @@ def test_model_choices_over_the_cap_raise_a_clear_error(colours):
     assert "MAX_MODEL_CHOICES" in message
 
 
+@pytest.mark.parametrize("malformed", ["many", None, True, 0])
+def test_a_malformed_choice_limit_is_reported_by_its_check_not_by_a_crash(colours, malformed):
+    with override_settings(MCPFORMS={"MAX_MODEL_CHOICES": malformed}):
+        converted = {auto.name: auto for auto in fields_for_form(EveryFieldForm)}
+        reported = {message.id for message in run_checks()}
+    assert len(converted["colour"].options) == 2  # the default limit holds meanwhile
+    assert "mcpforms.E002" in reported
+
+
 def test_null_boolean_offers_true_false_unknown(every):
     assert [o.value for o in every["maybe"].options] == ["true", "false", "unknown"]
     assert every["maybe"].default == "false"
@@ -199,7 +209,7 @@ def test_required_follows_the_form(every):
     ],
 )
 def test_initial_is_dropped_when_it_does_not_fit(field, initial):
-    assert auto_field("x", field, initial=initial).default is None
+    assert auto_field_from_form_field("x", field, initial=initial).default is None
 
 
 def test_initial_model_instance_and_callable(colours):
@@ -330,16 +340,16 @@ def test_signup_form_from_the_issue():
     ],
 )
 def test_initial_text_in_iso_form_is_a_temporal_default(field, initial, default):
-    assert auto_field("x", field, initial=initial).default == default
+    assert auto_field_from_form_field("x", field, initial=initial).default == default
 
 
 def test_a_slider_is_a_range_and_multi_select_length_validators_count_picks():
     slider = forms.FloatField(widget=forms.NumberInput(attrs={"type": "range"}), min_value=0, max_value=1)
-    assert auto_field("x", slider).type == "range"
+    assert auto_field_from_form_field("x", slider).type == "range"
     picks = forms.MultipleChoiceField(
         choices=[("a", "A"), ("b", "B")], validators=[MinLengthValidator(1), MaxLengthValidator(2)]
     )
-    field = auto_field("x", picks)
+    field = auto_field_from_form_field("x", picks)
     assert (field.min, field.max, field.multiple) == (1, 2, True)
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mcpforms.field_rows import auto_field
+from mcpforms.field_rows import auto_field_from_row
 from mcpforms.fields import fields_for_form
 from mcpforms.form_factory import form_factory
 from tests.test_field_rows import row
@@ -28,12 +28,12 @@ from tests.test_field_rows import row
     ],
 )
 def test_every_type_round_trips_through_a_django_form(values):
-    expected = auto_field(row(required=values.pop("required", False), **values))
+    expected = auto_field_from_row(row(required=values.pop("required", False), **values))
     (read_back,) = fields_for_form(form_factory("x", [expected]))
     assert read_back == expected
 
 
 def test_multi_select_pick_counts_are_validated_by_the_form():
-    form_class = form_factory("x", [auto_field(row(choices="a\nb\nc", multiple=True, min=1, max=2))])
+    form_class = form_factory("x", [auto_field_from_row(row(choices="a\nb\nc", multiple=True, min=1, max=2))])
     assert form_class(data={"f": ["a", "b", "c"]}).errors == {"f": ["Pick at most 2."]}
     assert form_class(data={"f": ["a"]}).is_valid()

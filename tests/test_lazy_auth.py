@@ -20,14 +20,14 @@ from django.urls import set_script_prefix
 
 from mcpforms.api import serve
 from mcpforms.models import AccessToken
-from mcpforms.protocol.context import RequestContext
 from mcpforms.protocol.era2025.sessions import MemorySessions
 from mcpforms.protocol.server import Server
-from mcpforms.registry import register, register_prompt
-from mcpforms.tools import FormTool, RegistrationError
+from mcpforms.registry import register, register_prompt, registry_for
+from mcpforms.tools import FormTool
 from tests import settings as test_settings
 from tests.forms import SignupForm
 from tests.test_oauth import issue
+from tests.wire import APPS, ELICITATION, meta, whoami
 
 pytestmark = pytest.mark.django_db
 
@@ -39,15 +39,6 @@ OAUTH = {
 }
 NO_OAUTH = {"AUTHENTICATION": ["mcpforms.auth.AccessTokenAuth"], "BASE_URL": "http://testserver"}
 SIGN_IN = f'Bearer realm="mcp", resource_metadata="{METADATA}", scope="mcp"'
-ELICITATION: dict[str, Any] = {"elicitation": {"form": {}}}
-APPS: dict[str, Any] = {
-    "extensions": {"io.modelcontextprotocol/ui": {"mimeTypes": ["text/html;profile=mcp-app"]}}
-}
-
-
-def whoami(ctx: RequestContext, arguments: dict[str, Any]) -> dict[str, Any]:
-    """Say who is asking."""
-    return {"content": [{"type": "text", "text": ctx.principal}]}
 
 
 class ScopedTool(FormTool):
@@ -124,11 +115,7 @@ class Wire2026(Wire):
         return super().headers(method, params) | headers
 
     def payload(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        meta = {
-            "io.modelcontextprotocol/protocolVersion": self.era,
-            "io.modelcontextprotocol/clientCapabilities": self.capabilities,
-        }
-        return super().payload(method, {**params, "_meta": meta})
+        return super().payload(method, {**params, "_meta": meta(self.capabilities, version=self.era)})
 
 
 class Wire2025(Wire):
@@ -349,10 +336,14 @@ def test_an_anonymous_call_of_a_scoped_tool_asks_to_sign_in_with_the_base_scopes
 
 def test_a_scope_is_one_or_more_oauth_scope_tokens():
     for bad in ("", "two  spaces", 'quote"', "back\\slash", " lead", "tab\tsep", "é"):
-        with pytest.raises(RegistrationError, match="scope"):
-            register(SignupForm, server=Server(key="scopes-bad"), name="bad", scope=bad)
+        server = Server(key="scopes-bad")
+        register(SignupForm, server=server, name="bad", scope=bad)
+        (error,) = registry_for(server).check()
+        assert error.id == "mcpforms.E403" and "scope" in error.msg
     for good in ("forms.write", "a b", "urn:example:forms/write"):
-        register(SignupForm, server=Server(key="scopes-good"), name="good", scope=good)
+        server = Server(key="scopes-good")
+        register(SignupForm, server=server, name="good", scope=good)
+        assert registry_for(server).check() == []
 
 
 # Plumbing: LoginRequiredMiddleware, a proxy, SCRIPT_NAME, IPv6 ------------------------------------------
@@ -445,7 +436,7 @@ def test_on_an_ipv6_host_tokens_for_the_bracketed_address_work(application, ada)
 
 
 def scope_warnings() -> list[str]:
-    from mcpforms.checks import check_tool_scopes
+    from mcpforms.checks.auth import check_tool_scopes
 
     return [message.msg for message in check_tool_scopes() if message.id == "mcpforms.W326"]
 

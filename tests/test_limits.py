@@ -29,19 +29,17 @@ from mcpforms.models import Era2025Call, Era2025Session, FieldDefinition, FormDe
 from mcpforms.protocol import RequestContext, state, tokens
 from mcpforms.protocol.era2025.sessions import MemorySessions
 from mcpforms.protocol.server import Server, default_server
-from mcpforms.registry import register, register_prompt
+from mcpforms.registry import register, register_prompt, registry_for
 from mcpforms.tools import RegistrationError
+from tests import wire
 from tests.core_client import CoreClient, accept, asked, text
 from tests.forms import SignupForm
 from tests.test_admin import definition_post
+from tests.wire import VERSION
 
 pytestmark = pytest.mark.django_db
 
-VERSION = "2026-07-28"
-META = {
-    "io.modelcontextprotocol/protocolVersion": VERSION,
-    "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}},
-}
+META = wire.meta(wire.ELICITATION)
 
 
 def limits(**values: Any) -> override_settings:
@@ -448,15 +446,17 @@ def test_a_code_form_may_have_as_many_fields_as_the_limit_and_no_more():
     server = Server(name="limits-fields")
     with limits(MAX_FORM_FIELDS=5):
         register(form_with(5), name="five", server=server)
-        with pytest.raises(RegistrationError) as raised:
-            register(form_with(6), name="six", server=server)
+        register(form_with(6), name="six", server=server)
+        (raised,) = registry_for(server).check()
         with pytest.raises(RegistrationError):
             register_prompt(form_with(6), name="six", template="{field_0}", server=server)
-    assert str(raised.value) == (
+        # Checked while the limit holds, as manage.py check and the server read the one setting.
+        names = [tool["name"] for tool in CoreClient(server).result("tools/list")["tools"]]
+    assert raised.id == "mcpforms.E406"
+    assert raised.msg == (
         "WideForm has 6 fields, more than the 5 a form may have (MCPFORMS['MAX_FORM_FIELDS']); "
         "split the form or raise the limit."
     )
-    names = [tool["name"] for tool in CoreClient(server).result("tools/list")["tools"]]
     assert "five" in names and "six" not in names
 
 

@@ -1,11 +1,15 @@
 from __future__ import annotations
 
+import re
+from typing import Any
+
 import pytest
 from django import forms
 from django.core.checks import CheckMessage, Error
 from django.test import override_settings
 
-from mcpforms.checks import check_registered_forms
+import mcpforms
+from mcpforms.checks.registry import check_registered_forms
 from mcpforms.protocol.server import Server, default_server
 from mcpforms.registry import register, register_prompt, registry_for
 from mcpforms.tools import RegistrationError, default_name
@@ -75,13 +79,20 @@ def test_a_name_registered_twice_is_refused():
         register_prompt(SignupForm, template="{email}", server=server)
 
 
+def check_errors(form: type[forms.BaseForm], **options: Any) -> list[tuple[str | None, str]]:
+    """The id and text of each check error of ``form`` registered with ``options``."""
+    server = Server()
+    register(form, server=server, **options)
+    return [(message.id, message.msg) for message in registry_for(server).check()]
+
+
 def test_unconvertible_forms_and_bad_options_are_refused():
-    with pytest.raises(RegistrationError, match=r"OddForm\.odd: Odd has no mapping"):
-        register(OddForm, server=Server())
-    with pytest.raises(RegistrationError, match="ask='sometimes' is not one of missing, always, never"):
-        register(SignupForm, ask="sometimes", server=Server())  # type: ignore[arg-type]
-    with pytest.raises(RegistrationError, match="update=True needs a ModelForm"):
-        register(SignupForm, update=True, server=Server())
+    ((id, msg),) = check_errors(OddForm)
+    assert id == "mcpforms.E405" and re.search(r"OddForm\.odd: Odd has no mapping", msg)
+    ((id, msg),) = check_errors(SignupForm, ask="sometimes")
+    assert id == "mcpforms.E401" and "ask='sometimes' is not one of missing, always, never" in msg
+    ((id, msg),) = check_errors(SignupForm, update=True)
+    assert id == "mcpforms.E404" and "update=True needs a ModelForm" in msg
     with pytest.raises(RegistrationError, match="unknown fields: nope"):
         register_prompt(SignupForm, template="{nope}", server=Server())
 
@@ -125,7 +136,7 @@ def test_an_output_schema_is_declared_with_the_tool():
     server = Server()
     schema = {"type": "object", "properties": {"email": {"type": "string"}}, "required": ["email"]}
 
-    @register(SignupForm, output_schema=schema, server=server)
+    @mcpforms.tool(SignupForm, output_schema=schema, server=server)
     def signup(request, form):
         return {"email": form.cleaned_data["email"]}
 
@@ -148,11 +159,11 @@ class ContactForm(forms.Form):
 def test_a_decorated_function_names_its_tool_unless_a_name_is_given():
     server = Server()
 
-    @register(ContactForm, server=server)
+    @mcpforms.tool(ContactForm, server=server)
     def call_me_back(request, form):
         return "soon"
 
-    @register(ContactForm, server=server, name="contact_sales")
+    @mcpforms.tool(ContactForm, server=server, name="contact_sales")
     def sales(request, form):
         return "sales"
 
@@ -160,7 +171,7 @@ def test_a_decorated_function_names_its_tool_unless_a_name_is_given():
 
     tools = registry_for(server).tools
     assert sorted(tools) == ["call_me_back", "contact", "contact_sales"]
-    assert tools["call_me_back"].title == "Call me back"
+    assert tools["call_me_back"].get_title() == "Call me back"
     served = [tool.name for tool in server.tools.all() if not tool.name.endswith("_submit")]
     assert served == ["call_me_back", "contact", "contact_sales"]
 
@@ -170,7 +181,7 @@ def test_a_decorated_name_that_clashes_is_refused():
     register(ContactForm, server=server, name="callback")
     with pytest.raises(RegistrationError, match="'callback' is already registered"):
 
-        @register(ContactForm, server=server)
+        @mcpforms.tool(ContactForm, server=server)
         def callback(request, form):
             return "twice"
 

@@ -1,5 +1,5 @@
 """FormTool as a class you subclass, the way a ModelAdmin is: options, overridable methods, and the short
-``register(Form, **options)`` form that builds the same subclass."""
+``register(Form, **options)`` and ``@mcpforms.tool(Form, **options)`` forms that build the same subclass."""
 
 from __future__ import annotations
 
@@ -119,17 +119,18 @@ def test_get_form_kwargs_builds_the_form_each_request_sees():
     assert signed_in.call("plan", {"plan": "pro"})["structuredContent"] == {"plan": "pro"}
 
 
-def test_register_with_options_builds_the_subclass_and_the_decorator_gives_it_a_handler():
+def test_the_decorator_builds_the_subclass_of_its_options_with_the_function_as_handler():
     server = Server()
 
-    @register(SignupForm, server=server, name="join", ask="never")
+    @mcpforms.tool(SignupForm, server=server, name="join", ask="never")
     def join(request: Any, form: forms.BaseForm) -> str:
         return f"Welcome, {form.cleaned_data['email']}"
 
     built = registry_for(server).tools["join"]
     assert isinstance(built, FormTool)
     assert built.form_class is SignupForm and built.ask == "never"
-    assert type(built).__mro__[1:3] == (type(built).__mro__[1], FormTool)  # the options' class, then FormTool
+    assert type(built).__bases__ == (FormTool,)  # one class holds the options and the handler
+    assert built.has_own_handler
     result = CoreClient(server).call("join", {"email": "ada@example.com", "plan": "pro"})
     assert text(result) == "Welcome, ada@example.com"
 

@@ -11,11 +11,11 @@ from django import forms
 from django.http import QueryDict
 from django.test import override_settings
 
+import mcpforms
 from mcpforms import display_form, form_schema
 from mcpforms.fields import AutoFormField, Option, fields_for_form
 from mcpforms.protocol.server import Server
-from mcpforms.registry import register
-from mcpforms.tools import RegistrationError
+from mcpforms.registry import register, registry_for
 from mcpforms.ui import (
     EXTENSION_ID,
     MIME_TYPE,
@@ -103,8 +103,10 @@ def test_a_form_path_tool_has_no_ui():
 
 
 def test_bad_path_option_is_refused():
-    with pytest.raises(RegistrationError, match="path='web' is not one of auto, form, url"):
-        register(SignupForm, server=Server(), path="web")  # type: ignore[arg-type]
+    server = Server()
+    register(SignupForm, server=server, path="web")  # type: ignore[arg-type]
+    (error,) = registry_for(server).check()
+    assert error.id == "mcpforms.E402" and "path='web' is not one of auto, form, url" in error.msg
 
 
 def test_submit_names_stay_within_64_characters():
@@ -228,7 +230,7 @@ def test_the_submit_tool_runs_the_handler_with_the_values():
     received: list[dict[str, Any]] = []
     server = Server()
 
-    @register(SignupForm, server=server)
+    @mcpforms.tool(SignupForm, server=server)
     def signup(request, form):
         received.append(form.cleaned_data)
         return f"Welcome, {form.cleaned_data['email']}"
@@ -349,15 +351,14 @@ def test_a_prompt_cannot_take_a_password():
 
 def test_a_form_the_user_must_always_confirm_has_no_submit_tool_a_model_could_call():
     from mcpforms.protocol.server import Server
-    from tests.core_client import CoreClient
+    from tests.core_client import APPS, CoreClient
 
     server = Server()
     register(SignupForm, name="confirm", ask="always", server=server)
     tools = {tool["name"]: tool for tool in CoreClient(server).result("tools/list")["tools"]}
     assert list(tools) == ["confirm"]
     assert "_meta" not in tools["confirm"]
-    apps = {"extensions": {"io.modelcontextprotocol/ui": {"mimeTypes": ["text/html;profile=mcp-app"]}}}
-    first = CoreClient(server, capabilities={**apps, "elicitation": {}}).call("confirm", {"email": "a@b.co"})
+    first = CoreClient(server, capabilities={**APPS, "elicitation": {}}).call("confirm", {"email": "a@b.co"})
     assert first["resultType"] == "input_required"  # an elicitation, even on an MCP Apps host
 
 

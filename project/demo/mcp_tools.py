@@ -4,7 +4,7 @@ import mcpforms
 from project.demo.forms import SignupForm, TicketForm
 
 
-@mcpforms.register(SignupForm, title="Sign up", message="Create your account")
+@mcpforms.tool(SignupForm, title="Sign up", message="Create your account")
 def signup(request, form):
     return {"created": True, "email": form.cleaned_data["email"], "plan": form.cleaned_data["plan"]}
 
