@@ -1,15 +1,21 @@
 """The write-once flow of a form tool: merge what is known, let the Django form judge, ask only for the rest.
 
-Every round runs the same steps (spec §6, the seeds' "write-once handler"):
+``run`` takes one round in named steps, as Django's ``BaseForm.full_clean`` cleans a form (spec §6):
 
-1. merge the arguments the model passed, the answers earlier rounds proved (the signed requestState) and the
-   new answers, later ones winning;
-2. bind them to the real Django form;
-3. valid (and confirmed, when the form asks always) → ``Ready``; the caller runs its handler once;
-   otherwise → ``Ask`` for just the missing and invalid fields, quoting Django's messages, or ``Refused``
-   when the user declined or the client cannot be asked.
+1. ``refuse_early``: what ends the round whatever the values say: the user declined or cancelled, or the
+   form changed mid-flow and nobody can be asked to look at it again;
+2. ``merge``: the arguments the model passed, the answers earlier rounds proved (the signed requestState)
+   and the new answers, later ones winning;
+3. ``bind``: the real Django form judges them;
+4. ``decide``: valid (and confirmed, when the form asks always) → ``Ready``, and the caller runs its
+   handler once; otherwise where the rest comes from: the URL-mode page (``NeedsPage``), the UI of an MCP
+   Apps host (``Showing``), a form elicitation of just the missing and invalid fields (``Asking``), or
+   nobody (``Refused``).
 
-Nothing here writes: the flow only decides. Transport and tool plumbing stay with the caller.
+Nothing here writes: the flow only decides. Its caller turns the ``Outcome`` into a result in one place:
+``serving.result_of`` for a tool, ``FormPrompt.get`` for a prompt. A new rule of a round (a wizard step
+that asks one part of the form at a time) is a step of ``_Round``; a new way a round ends (a durable task)
+is a new ``Outcome``, and one more case in each of those two places.
 """
 
 from __future__ import annotations
@@ -19,8 +25,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from django import forms
+from django.utils.text import capfirst
 
-from mcpforms.answers import MISSING, accepted_value, input_response, validate_with_form
+from mcpforms.answers import MISSING, FormOutcome, accepted_value, input_response, validate_with_form
 from mcpforms.fields import AutoFormField, form_fields
 from mcpforms.protocol.context import RequestContext
 from mcpforms.schema import OTHER_PATH_TYPES, form_input_request
@@ -73,13 +80,22 @@ class Asking:
 
 @dataclass(frozen=True)
 class Refused:
-    """End the call with ``text`` as an ``isError`` result: declined, cancelled, or not askable.
+    """End the call with ``text`` as an ``isError`` result: the client cannot be asked what is missing,
+    or the form cannot be filled this way.
 
     ``errors`` are Django's messages per field, for a UI that shows them next to the fields.
     """
 
     text: str
     errors: Mapping[str, list[str]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Declined:
+    """The user declined (or cancelled) what was asked: end the call with ``text``; nothing ran."""
+
+    action: Literal["decline", "cancel"]
+    text: str
 
 
 @dataclass(frozen=True)
@@ -90,7 +106,8 @@ class NeedsPage:
     """
 
     values: dict[str, Any]
-    problems: tuple[str, ...]
+    #: Django's messages for what the page must collect; none when the page only confirms.
+    problems: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -103,7 +120,190 @@ class Showing:
     errors: dict[str, list[str]]
 
 
-Outcome = Ready | Asking | Refused | NeedsPage | Showing
+Outcome = Ready | Asking | Refused | Declined | NeedsPage | Showing
+
+
+def run(
+    flow: FormFlow,
+    ctx: RequestContext,
+    arguments: Any,
+    *,
+    instance: Any = None,
+    confirm_label: str,
+    app: bool = False,
+) -> Outcome:
+    """Take one round of the flow for ``flow.form_class``; ``confirm_label`` names the form in what the user
+    and the model read ("the Signup form").
+
+    With ``app`` the host renders the form UI: what is still needed is ``Showing`` rather than ``Asking``.
+    """
+    round_ = _Round(flow, ctx, instance=instance, label=confirm_label, app=app)
+    if (refusal := round_.refuse_early()) is not None:
+        return refusal
+    merged = round_.merge(arguments)
+    return round_.decide(merged, round_.bind(merged))
+
+
+@dataclass(frozen=True)
+class _Merged:
+    """What a round knows once everything is merged, before the form judges it."""
+
+    values: dict[str, Any]
+    #: The part of ``values`` the model passed as arguments.
+    given: dict[str, Any]
+    #: The policy of this round: ``flow.ask``, but "always" for an update the model gave no changes for.
+    ask: Ask
+    #: Whether the user answered a form elicitation in this round.
+    answered: bool
+
+    @property
+    def confirmed(self) -> bool:
+        """Whether running now keeps the policy's promise: under "always", only on the user's answer."""
+        return self.answered or self.ask != "always"
+
+
+class _Round:
+    """One round of a flow: the form as this request builds it, and who can be asked to fill it."""
+
+    def __init__(self, flow: FormFlow, ctx: RequestContext, *, instance: Any, label: str, app: bool) -> None:
+        self.flow, self.ctx, self.instance, self.label, self.app = flow, ctx, instance, label, app
+        self.kwargs = flow.kwargs_for(ctx, instance=instance)
+        self.fields = form_fields(flow.form_class, **self.kwargs)
+        self.by_name = {auto.name: auto for auto in self.fields}
+        self.askable = [auto for auto in self.fields if auto.type not in OTHER_PATH_TYPES]
+        # Answers to an older version of the form are not answers to this one: start the form again.
+        self.response = None if ctx.stale_state else input_response(ctx.input_responses, flow.key)
+        self.can_ask = flow.ask != "never" and (app or ctx.supports_elicitation("form"))
+        # The form changed mid-flow: the old answers do not count, and nothing runs before the user has seen
+        # the new form, so a replayed final round of the old form asks again; it never submits.
+        self.unseen = ctx.stale_state and flow.ask != "never"
+
+    def refuse_early(self) -> Declined | Refused | None:
+        """End the round before any value is read: the user said no, or nobody can see the changed form."""
+        response = self.response
+        if response is not None and response.action == "decline":
+            return Declined("decline", f"The user declined to fill in {self.label}; nothing was submitted.")
+        if response is not None and response.action == "cancel":
+            return Declined("cancel", f"The user cancelled {self.label}; nothing was submitted.")
+        if self.unseen and not self.can_ask:
+            return Refused(f"{STALE_NOTE} Call the tool again; nothing was submitted.")
+        return None
+
+    def merge(self, arguments: Any) -> _Merged:
+        """The values known so far: the object's current ones, the model's arguments, the answers earlier
+        rounds proved and this round's answer, each later one winning."""
+        # An update starts from the instance's current values (the unbound form's initial data).
+        values = _defaults(self.fields) if self.instance is not None else {}
+        given = _argument_values(arguments, self.by_name)
+        values |= given
+        # An update the model gave no changes for is the user's to make: show everything, as "always" does.
+        updating_unchanged = self.instance is not None and not given and self.flow.ask == "missing"
+        ask: Ask = "always" if updating_unchanged else self.flow.ask
+        state = self.ctx.request_state
+        if state is not None:
+            values |= {name: value for name, value in state.answers.items() if name in self.by_name}
+        content = self.response.content if self.response is not None else None
+        if content is not None:
+            self._take_answer(values, content)
+        if not self.can_ask:
+            # Nobody can be asked: a field the model left out takes the default its inputSchema declares, as
+            # an HTML form would have submitted it prefilled. When the user is asked, they see it prefilled.
+            values = _defaults(self.fields) | values
+        return _Merged(values=values, given=given, ask=ask, answered=content is not None)
+
+    def _take_answer(self, values: dict[str, Any], content: Mapping[str, Any]) -> None:
+        # The user saw exactly the fields pending in the state (all askable ones when a client answers
+        # without a state): their answer replaces what was there, and an omitted field was cleared.
+        state = self.ctx.request_state
+        asked = set(state.pending) if state is not None else {auto.name for auto in self.askable}
+        for auto in self.askable:
+            if auto.name not in asked:
+                continue
+            values.pop(auto.name, None)
+            value = _answer_value(auto, content.get(auto.name, MISSING))
+            if value is not MISSING:
+                values[auto.name] = value
+
+    def bind(self, merged: _Merged) -> FormOutcome:
+        """Let the real Django form judge the values: it has the last word."""
+        return validate_with_form(self.flow.form_class, merged.values, **self.kwargs)
+
+    def decide(self, merged: _Merged, judged: FormOutcome) -> Outcome:
+        """Run when the form is valid and the policy is kept; otherwise find who can give the rest."""
+        # Without a way to ask, valid arguments are enough: the tool works as a plain tool.
+        if judged.is_valid and merged.confirmed and not self.unseen:
+            return Ready(judged.form)
+        if judged.is_valid and not self.can_ask:
+            return self._confirm_elsewhere(merged)
+        return self._collect(merged, judged.errors)
+
+    def _confirm_elsewhere(self, merged: _Merged) -> Outcome:
+        # "always" promises that the user confirms before anything runs: the URL-mode page can still ask
+        # them; with no way to ask at all, nothing runs.
+        if self.ctx.supports_elicitation("url"):
+            return NeedsPage(values=merged.values)
+        return Refused(
+            f"{capfirst(self.label)} needs the user's confirmation before it runs, and this client cannot "
+            "ask the user (no form elicitation, no MCP Apps UI, no URL mode). Nothing was submitted."
+        )
+
+    def _collect(self, merged: _Merged, errors: dict[str, list[str]]) -> Outcome:
+        """Where what is missing, invalid or unconfirmed comes from: the page, the UI, a form elicitation."""
+        by_name = self.by_name
+        problems = _describe(errors, by_name)
+        on_page = any(name in by_name and by_name[name].page_only for name in errors)
+        if on_page and self.flow.ask != "never":
+            return NeedsPage(values=merged.values, problems=tuple(problems))
+        if not self.can_ask:
+            return Refused(
+                f"Could not submit {self.label}; these fields are missing or invalid:\n- "
+                + "\n- ".join(problems)
+                + "\nPass valid values as arguments, or ask the user for them.",
+                errors=errors,
+            )
+        if self.app:
+            # Only what the model passed is judged out loud: an empty form is not a list of errors.
+            judged = {name: messages for name, messages in errors.items() if name in merged.given}
+            return Showing(fields=tuple(self.fields), values=merged.values, errors=judged)
+        unaskable = [name for name in errors if name in by_name and by_name[name].type in OTHER_PATH_TYPES]
+        if unaskable:
+            kinds = ", ".join(f"{name} ({by_name[name].type})" for name in unaskable)
+            return Refused(
+                f"{capfirst(self.label)} needs {kinds}, which cannot be asked in a form elicitation: a "
+                "hidden field must be passed as an argument.\n- " + "\n- ".join(problems)
+            )
+        return self._elicit(merged, errors)
+
+    def _elicit(self, merged: _Merged, errors: dict[str, list[str]]) -> Outcome:
+        """Ask for just the missing and invalid fields in a form elicitation, quoting Django's messages."""
+        values = merged.values
+        to_ask = _fields_to_ask(merged.ask, self.askable, errors, values, first_ask=not merged.answered)
+        if self.unseen and not to_ask:
+            to_ask = list(self.askable)  # everything is filled in: the user confirms the changed form
+        # Only a form with nothing askable gets here: every field is a password, file or hidden.
+        if not to_ask:
+            return Refused(f"{capfirst(self.label)} has no field a form elicitation can ask.")
+        asked_fields = [_with_default(auto, values.get(auto.name)) for auto in to_ask]
+        # The state is readable by the client: passwords and files never go in.
+        storable = {name: value for name, value in values.items() if not self.by_name[name].page_only}
+        message = self._message(values, errors)
+        request_state = self.ctx.mint_state(answers=storable, pending=[auto.name for auto in to_ask])
+        return Asking(
+            form_input_request(asked_fields, key=self.flow.key, message=message, request_state=request_state)
+        )
+
+    def _message(self, values: Mapping[str, Any], errors: Mapping[str, list[str]]) -> str:
+        # An empty required field is asked for, not "corrected": only values someone gave are judged out loud.
+        judged = {name: messages for name, messages in errors.items() if name in values or name == NON_FIELD}
+        corrections = _describe(judged, self.by_name)
+        message = self.flow.message
+        if corrections:
+            message = f"{message}\nPlease correct:\n- " + "\n- ".join(corrections)
+        return f"{STALE_NOTE}\n{message}" if self.ctx.stale_state else message
+
+
+def _defaults(fields: Sequence[AutoFormField]) -> dict[str, Any]:
+    return {auto.name: auto.default for auto in fields if auto.default is not None}
 
 
 def _is_plain_json(value: Any) -> bool:
@@ -118,19 +318,19 @@ def _argument_values(arguments: Any, by_name: Mapping[str, AutoFormField]) -> di
         return {}
     values: dict[str, Any] = {}
     for name, value in arguments.items():
-        field = by_name.get(name)
-        if field is None or field.page_only:  # secrets and files never come this way
+        auto = by_name.get(name)
+        if auto is None or auto.page_only:  # secrets and files never come this way
             continue
         if _is_plain_json(value):
             values[name] = value
     return values
 
 
-def _answer_value(field: AutoFormField, raw: Any) -> Any:
+def _answer_value(auto: AutoFormField, raw: Any) -> Any:
     """The user's answer for one field: normalised when the schema allows it, else kept as sent when it is
     plain JSON, so the Django form can say what is wrong with it ("Enter a valid email address.") rather
     than "This field is required."; MISSING for anything else."""
-    value = accepted_value(field, raw)
+    value = accepted_value(auto, raw)
     if value is not MISSING or raw is MISSING:
         return value
     return raw if _is_plain_json(raw) else MISSING
@@ -142,134 +342,6 @@ def _describe(errors: Mapping[str, list[str]], by_name: Mapping[str, AutoFormFie
         f"{by_name[name].label} ({name}): {' '.join(messages)}" if name in by_name else " ".join(messages)
         for name, messages in errors.items()
     ]
-
-
-def run(
-    flow: FormFlow,
-    ctx: RequestContext,
-    arguments: Any,
-    *,
-    instance: Any = None,
-    confirm_label: str = "the form",
-    app: bool = False,
-) -> Outcome:
-    """Take one round of the flow for ``flow.form_class``.
-
-    With ``app`` the host renders the form UI: what is still needed is ``Showing`` rather than ``Asking``.
-    """
-    kwargs = flow.kwargs_for(ctx, instance=instance)
-    fields = form_fields(flow.form_class, **kwargs)
-    by_name = {field.name: field for field in fields}
-    askable = [field for field in fields if field.type not in OTHER_PATH_TYPES]
-
-    # Answers to an older version of the form are not answers to this one: start the form again.
-    response = None if ctx.stale_state else input_response(ctx.input_responses, flow.key)
-    if response is not None and response.action == "decline":
-        return Refused(f"The user declined to fill in {confirm_label}; nothing was submitted.")
-    if response is not None and response.action == "cancel":
-        return Refused(f"The user cancelled {confirm_label}; nothing was submitted.")
-
-    # An update starts from the instance's current values (the unbound form's initial data).
-    values: dict[str, Any] = (
-        {field.name: field.default for field in fields if field.default is not None}
-        if instance is not None
-        else {}
-    )
-    given = _argument_values(arguments, by_name)
-    values |= given
-    # An update the model gave no changes for is the user's to make: show everything, as ask="always" does.
-    ask = "always" if instance is not None and not given and flow.ask == "missing" else flow.ask
-    # The form changed mid-flow: the old answers do not count, and nothing runs before the user has seen
-    # the new form, so a replayed final round of the old form asks again; it never submits.
-    unseen = ctx.stale_state and ask != "never"
-    state = ctx.request_state
-    if state is not None:
-        values |= {name: value for name, value in state.answers.items() if name in by_name}
-    answered = response is not None and response.content is not None
-    if answered:
-        assert response is not None and response.content is not None
-        # The user saw exactly the fields pending in the state (all askable ones when a client answers
-        # without a state): their answer replaces what was there, and an omitted field was cleared.
-        asked = set(state.pending) if state is not None else {field.name for field in askable}
-        for field in askable:
-            if field.name not in asked:
-                continue
-            values.pop(field.name, None)
-            value = _answer_value(field, response.content.get(field.name, MISSING))
-            if value is not MISSING:
-                values[field.name] = value
-
-    can_ask = ask != "never" and (app or ctx.supports_elicitation("form"))
-    if not can_ask:
-        # Nobody can be asked: a field the model left out takes the default its inputSchema declares,
-        # as an HTML form would have submitted it prefilled. When the user is asked, they see it prefilled.
-        values = {field.name: field.default for field in fields if field.default is not None} | values
-    outcome = validate_with_form(flow.form_class, values, **kwargs)
-    if unseen and not can_ask:
-        return Refused(f"{STALE_NOTE} Call the tool again; nothing was submitted.")
-    if outcome.is_valid and ask == "always" and not answered and not can_ask:
-        # "always" promises that the user confirms before anything runs: the URL-mode page can still ask
-        # them; with no way to ask at all, nothing runs.
-        if ctx.supports_elicitation("url"):
-            return NeedsPage(values=values, problems=())
-        return Refused(
-            f"{confirm_label[:1].upper()}{confirm_label[1:]} needs the user's confirmation before it runs, "
-            "and this client cannot ask the user (no form elicitation, no MCP Apps UI, no URL mode). "
-            "Nothing was submitted."
-        )
-    # Without a way to ask, valid arguments are enough: the tool works as a plain tool.
-    if outcome.is_valid and (answered or ask != "always") and not unseen:
-        return Ready(outcome.form)
-
-    problems = _describe(outcome.errors, by_name)
-    on_page = [name for name in outcome.errors if name in by_name and by_name[name].page_only]
-    if on_page and ask != "never":
-        return NeedsPage(values=values, problems=tuple(problems))
-    if app and can_ask:
-        # Only what the model passed is judged out loud: an empty form is not a list of errors.
-        judged = {name: messages for name, messages in outcome.errors.items() if name in given}
-        return Showing(fields=tuple(fields), values=values, errors=judged)
-    if not can_ask:
-        return Refused(
-            f"Could not submit {confirm_label}; these fields are missing or invalid:\n- "
-            + "\n- ".join(problems)
-            + "\nPass valid values as arguments, or ask the user for them.",
-            errors=outcome.errors,
-        )
-    unaskable = [
-        name for name in outcome.errors if name in by_name and by_name[name].type in OTHER_PATH_TYPES
-    ]
-    if unaskable:
-        kinds = ", ".join(f"{name} ({by_name[name].type})" for name in unaskable)
-        return Refused(
-            f"{confirm_label[:1].upper()}{confirm_label[1:]} needs {kinds}, which cannot be asked in a form "
-            "elicitation: a hidden field must be passed as an argument.\n- " + "\n- ".join(problems)
-        )
-
-    to_ask = _fields_to_ask(ask, askable, outcome.errors, values, first_ask=not answered)
-    if unseen and not to_ask:
-        to_ask = list(askable)  # everything is filled in: the user confirms the changed form
-    if not to_ask:  # only a form with nothing askable gets here: every field is a password, file or hidden
-        return Refused(
-            f"{confirm_label[:1].upper()}{confirm_label[1:]} has no field a form elicitation can ask."
-        )
-    asked_fields = [_with_default(field, values.get(field.name)) for field in to_ask]
-    # An empty required field is asked for, not "corrected": only values someone gave are judged out loud.
-    judged = {
-        name: messages for name, messages in outcome.errors.items() if name in values or name == NON_FIELD
-    }
-    corrections = _describe(judged, by_name)
-    message = (
-        flow.message if not corrections else f"{flow.message}\nPlease correct:\n- " + "\n- ".join(corrections)
-    )
-    if ctx.stale_state:
-        message = f"{STALE_NOTE}\n{message}"
-    # The state is readable by the client: passwords and files never go in.
-    storable = {name: value for name, value in values.items() if not by_name[name].page_only}
-    request_state = ctx.mint_state(answers=storable, pending=[field.name for field in to_ask])
-    return Asking(
-        form_input_request(asked_fields, key=flow.key, message=message, request_state=request_state)
-    )
 
 
 def _fields_to_ask(
@@ -285,12 +357,12 @@ def _fields_to_ask(
     # The first time, show the whole form once: what is wrong plus the optional fields nobody filled.
     # After that, only what is still wrong, so the user is not walked through the form again.
     return [
-        field
-        for field in askable
-        if field.name in errors or (first_ask and not field.required and field.name not in values)
+        auto
+        for auto in askable
+        if auto.name in errors or (first_ask and not auto.required and auto.name not in values)
     ]
 
 
-def _with_default(field: AutoFormField, value: Any) -> AutoFormField:
+def _with_default(auto: AutoFormField, value: Any) -> AutoFormField:
     # The previous answer is offered as the default; form_schema drops it when it does not fit the type.
-    return field if value is None else replace(field, default=value)
+    return auto if value is None else replace(auto, default=value)

@@ -11,7 +11,7 @@ from typing import Any
 from django import forms
 
 from mcpforms.fields import fields_for_form
-from mcpforms.flow import Asking, FormFlow, NeedsPage, Ready, Refused, Showing, run
+from mcpforms.flow import Asking, Declined, FormFlow, NeedsPage, Ready, Refused, Showing, run
 from mcpforms.protocol.context import RequestContext
 from mcpforms.protocol.errors import invalid_params
 from mcpforms.protocol.primitives import Prompt, PromptArgument
@@ -61,18 +61,23 @@ class FormPrompt:
         )
 
     def get(self, ctx: RequestContext, arguments: dict[str, str]) -> dict[str, Any]:
+        """One round of ``prompts/get``: the filled messages, or the fields still needed."""
         flow = FormFlow(self.form_class, key=self.name, message=self.message)
-        outcome = run(flow, ctx, arguments, confirm_label=f"the {self.title} form")
-        if isinstance(outcome, Asking):
-            return outcome.result
-        if isinstance(outcome, Refused):
-            raise invalid_params(outcome.text)
-        if isinstance(outcome, NeedsPage | Showing):
-            # A prompt has no retry that could pick up a page's outcome, and no UI.
-            raise invalid_params(
-                f"The {self.title} prompt needs a password or file, which prompts cannot take."
-            )
-        data = ready_data(outcome)
+        match run(flow, ctx, arguments, confirm_label=f"the {self.title} form"):
+            case Ready() as ready:
+                return self.messages(ready_data(ready))
+            case Asking(result=result):
+                return result
+            case Refused(text=text) | Declined(text=text):
+                raise invalid_params(text)
+            case NeedsPage() | Showing():
+                # A prompt has no retry that could pick up a page's outcome, and no UI.
+                raise invalid_params(
+                    f"The {self.title} prompt needs a password or file, which prompts cannot take."
+                )
+
+    def messages(self, data: dict[str, Any]) -> dict[str, Any]:
+        """The GetPromptResult of the template filled with ``data``."""
         text = self.template(data) if callable(self.template) else self.template.format_map(data)
         return {
             "description": self.description,

@@ -2,14 +2,20 @@
 
 The client's capabilities choose, per request, between the form UI of an MCP Apps host (spec §11.5), a
 form elicitation, the URL-mode page (§7.3, for passwords, files and URL-only tools) and, when the client
-can be asked nothing, an ``isError`` result naming each missing field. Every way ends in the same Django
-validation and the same ``FormTool.handle``, recorded so that a retried last round cannot run it twice.
+can be asked nothing, an ``isError`` result naming each missing field (``ways.ways_to_fill``). Every way
+ends in the same Django validation and the same ``FormTool.handle``, recorded so that a retried last
+round cannot run it twice.
+
+A round reads top to bottom: ``decide`` (the caller's access, a URL-mode page in progress, the page of a
+URL-only tool, else one round of ``flow.run``) returns an outcome, and ``result_of`` turns it into the
+CallToolResult: the one place where each outcome gets its result. A new rule of a round goes in ``flow``;
+a new outcome (a durable task) gets its case in ``result_of``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
 
@@ -17,26 +23,40 @@ from django import forms
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, models, transaction
 
-from mcpforms import signals, ui, url_mode
+import mcpforms.signals as signals
+import mcpforms.ui as ui
+import mcpforms.url_mode as url_mode
 from mcpforms.answers import input_response
-from mcpforms.flow import Asking, FormFlow, NeedsPage, Outcome, Ready, Refused, Showing, Way, run
+from mcpforms.flow import Asking, Declined, FormFlow, NeedsPage, Outcome, Ready, Refused, Showing, Way, run
 from mcpforms.output import error_result, to_json, tool_result
 from mcpforms.protocol.context import RequestContext
 from mcpforms.protocol.errors import InsufficientScope
 from mcpforms.protocol.primitives import Tool
 from mcpforms.tools import FormTool
+from mcpforms.ways import ways_to_fill
 
 
 class Refusal(Exception):
     """The call cannot go on: no permission, or no object to update. The text is for the model."""
 
 
+@dataclass(frozen=True)
+class OnThePage:
+    """The user was sent to the URL-mode page ``elicitation``: its outcome once submitted, else ask again.
+
+    ``declined``: the user declined (or cancelled) opening it, which ends the call.
+    """
+
+    elicitation: str
+    declined: signals.Declined | None = None
+
+
 def tool_of(tool: FormTool) -> Tool:
     """What ``tools/list`` shows for ``tool``, and what ``tools/call`` runs."""
     return Tool(
         name=tool.name,
-        title=tool.title,
-        description=tool.description,
+        title=tool.get_title(),
+        description=tool.get_description(),
         input_schema=tool.input_schema,
         handler=partial(serve_call, tool),
         annotations=tool.tool_annotations,
@@ -53,8 +73,8 @@ def submit_tool_of(tool: FormTool) -> Tool | None:
         return None
     return Tool(
         name=ui.submit_name(tool.name),
-        title=f"Submit {tool.title}",
-        description=f"Submit the {tool.title} form from its UI, with the field values as arguments.",
+        title=f"Submit {tool.get_title()}",
+        description=f"Submit the {tool.get_title()} form from its UI, with the field values as arguments.",
         input_schema=tool.input_schema,
         handler=partial(serve_submit, tool),
         annotations=tool.tool_annotations,
@@ -76,17 +96,18 @@ def _version(tool: FormTool) -> str | None:
 
 def flow_of(tool: FormTool) -> FormFlow:
     return FormFlow(
-        tool.form_class, key=tool.name, message=tool.message, ask=tool.ask, form_kwargs=tool.get_form_kwargs
+        tool.form_class,
+        key=tool.name,
+        message=tool.get_message(),
+        ask=tool.ask,
+        form_kwargs=tool.get_form_kwargs,
     )
 
 
 def choose_way(ctx: RequestContext, tool: FormTool) -> Way | None:
-    """How this request asks: the App UI, a form elicitation, or no way at all (spec §11.5)."""
-    if tool.uses_app and ui.supports_apps(ctx.client_capabilities):
-        return "app"
-    if ctx.supports_elicitation("form"):
-        return "form"
-    return None
+    """How this request asks: the App UI, a form elicitation, the URL-mode page, or no way at all."""
+    ways = ways_to_fill(tool, ctx.client_capabilities)
+    return ways[0] if ways else None
 
 
 def check_access(tool: FormTool, ctx: RequestContext, arguments: Any) -> models.Model | None:
@@ -112,26 +133,7 @@ def check_access(tool: FormTool, ctx: RequestContext, arguments: Any) -> models.
 
 def serve_call(tool: FormTool, ctx: RequestContext, arguments: dict[str, Any]) -> dict[str, Any]:
     """Run one round of a ``tools/call``."""
-    try:
-        instance = check_access(tool, ctx, arguments)
-    except Refusal as refusal:
-        return error_result(str(refusal))
-    waiting = url_mode.pending_page(ctx)
-    if waiting is not None:
-        if (action := _declined(tool, ctx)) is not None:  # resume_page ends the call on either
-            signals.send_declined(tool, ctx, action)
-        return url_mode.resume_page(ctx, waiting, tool=tool)
-    if tool.path == "url":
-        return url_mode.ask_page(ctx, tool=tool, values=_given(tool, ctx, arguments), problems=())
-    way = choose_way(ctx, tool)
-    outcome = run(
-        flow_of(tool), ctx, arguments, instance=instance, confirm_label=_label(tool), app=way == "app"
-    )
-    if isinstance(outcome, NeedsPage):
-        return url_mode.ask_page(ctx, tool=tool, values=outcome.values, problems=outcome.problems)
-    if isinstance(outcome, Showing):
-        return _show(tool, outcome)
-    return _finish(tool, ctx, outcome)
+    return result_of(tool, ctx, decide(tool, ctx, arguments))
 
 
 def serve_submit(tool: FormTool, ctx: RequestContext, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -140,28 +142,73 @@ def serve_submit(tool: FormTool, ctx: RequestContext, arguments: dict[str, Any])
     Errors come back as ``isError`` with Django's messages per field in ``structuredContent.errors``, so
     the UI shows each next to its input (spec §11.5 step 4).
     """
+    return result_of(tool, ctx, judge_submitted(tool, ctx, arguments), from_ui=True)
+
+
+def decide(tool: FormTool, ctx: RequestContext, arguments: Any) -> Outcome | OnThePage:
+    """What this round of a ``tools/call`` comes to; nothing has run yet."""
     try:
         instance = check_access(tool, ctx, arguments)
     except Refusal as refusal:
-        return error_result(str(refusal))
+        return Refused(str(refusal))
+    waiting = url_mode.pending_page(ctx)
+    if waiting is not None:
+        return OnThePage(waiting, declined=_declined(tool, ctx))
+    if tool.path == "url":
+        return NeedsPage(values=_given(tool, ctx, arguments), problems=())
+    app = choose_way(ctx, tool) == "app"
+    return run(flow_of(tool), ctx, arguments, instance=instance, confirm_label=_label(tool), app=app)
+
+
+def judge_submitted(tool: FormTool, ctx: RequestContext, arguments: Any) -> Outcome:
+    """What the values the user submitted from the tool's UI come to: ``Ready``, or ``Refused`` with
+    Django's messages."""
+    try:
+        instance = check_access(tool, ctx, arguments)
+    except Refusal as refusal:
+        return Refused(str(refusal))
     # The user filled the form themselves: nothing is asked, the values are judged as they are.
     silent = replace(ctx, client_capabilities={}, input_responses=None, request_state=None)
     flow = replace(flow_of(tool), ask="never")
-    outcome = run(flow, silent, arguments, instance=instance, confirm_label=_label(tool))
-    if isinstance(outcome, Refused):
-        result = error_result(outcome.text)
-        result["structuredContent"] = {"errors": dict(outcome.errors)}
-        return result
-    if isinstance(outcome, Ready):
-        return complete(tool, ctx, outcome.form)
-    return error_result(f"The {tool.title} form could not be submitted from its UI.")
+    return run(flow, silent, arguments, instance=instance, confirm_label=_label(tool))
+
+
+def result_of(
+    tool: FormTool, ctx: RequestContext, outcome: Outcome | OnThePage, *, from_ui: bool = False
+) -> dict[str, Any]:
+    """The CallToolResult of a round's ``outcome``; ``from_ui`` when the values came from the tool's UI."""
+    match outcome:
+        case Ready(form=form):
+            return complete(tool, ctx, form)
+        case Asking(result=result):
+            return result
+        case Showing():
+            return _show(tool, outcome)
+        case NeedsPage(values=values, problems=problems):
+            return url_mode.ask_page(ctx, tool=tool, values=values, problems=problems)
+        case OnThePage(elicitation=elicitation, declined=declined):
+            if declined is not None:  # resume_page ends the call on either
+                signals.send_declined(tool, ctx, declined)
+            return url_mode.resume_page(ctx, elicitation, tool=tool)
+        case Declined(action=action, text=text):
+            signals.send_declined(tool, ctx, action)
+            return error_result(text)
+        case Refused(text=text, errors=errors) if from_ui and errors:
+            # The UI shows each of Django's messages next to its field.
+            return error_result(text) | {"structuredContent": {"errors": dict(errors)}}
+        case Refused(text=text):
+            return error_result(text)
 
 
 def read_ui(tool: FormTool, ctx: RequestContext, uri: str) -> dict[str, Any]:
     """The ``ui://`` resource: the form rendered by ``mcpforms/form.html`` as an MCP App (spec §11.3)."""
     form = tool.form_class(**flow_of(tool).kwargs_for(ctx))
     html = ui.render_form(
-        form, title=tool.title, description=tool.message, mode="app", submit=ui.submit_name(tool.name)
+        form,
+        title=tool.get_title(),
+        description=tool.get_message(),
+        mode="app",
+        submit=ui.submit_name(tool.name),
     )
     return ui.read_result(uri, html)
 
@@ -217,19 +264,9 @@ def complete(tool: FormTool, ctx: RequestContext, form: forms.BaseForm) -> dict[
         if recorded is not None:
             return recorded
         # Recorded by a transaction that has not committed yet: it is being submitted right now.
-        return error_result(f"This {tool.title} form is being submitted already; it was not submitted again.")
-
-
-def _finish(tool: FormTool, ctx: RequestContext, outcome: Outcome) -> dict[str, Any]:
-    if isinstance(outcome, Asking):
-        return outcome.result
-    if isinstance(outcome, Refused):
-        # flow.run reads the answer first, unless the form changed mid-flow: then a decline is no answer.
-        if not ctx.stale_state and (action := _declined(tool, ctx)) is not None:
-            signals.send_declined(tool, ctx, action)
-        return error_result(outcome.text)
-    assert isinstance(outcome, Ready)
-    return complete(tool, ctx, outcome.form)
+        return error_result(
+            f"This {tool.get_title()} form is being submitted already; it was not submitted again."
+        )
 
 
 def _declined(tool: FormTool, ctx: RequestContext) -> signals.Declined | None:
@@ -242,7 +279,7 @@ def _declined(tool: FormTool, ctx: RequestContext) -> signals.Declined | None:
 
 def _show(tool: FormTool, showing: Showing) -> dict[str, Any]:
     result = ui.display_form(
-        list(showing.fields), tool.name, title=tool.title, submit=ui.submit_name(tool.name)
+        list(showing.fields), tool.name, title=tool.get_title(), submit=ui.submit_name(tool.name)
     )
     # The UI prefills from these and shows the model's invalid values next to their fields.
     result["structuredContent"] |= {"values": to_json(showing.values), "errors": showing.errors}
@@ -250,7 +287,7 @@ def _show(tool: FormTool, showing: Showing) -> dict[str, Any]:
 
 
 def _label(tool: FormTool) -> str:
-    return f"the {tool.title} form"
+    return f"the {tool.get_title()} form"
 
 
 def _given(tool: FormTool, ctx: RequestContext, arguments: Any) -> dict[str, Any]:

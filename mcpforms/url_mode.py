@@ -10,12 +10,10 @@ import hashlib
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from django.core.exceptions import ValidationError
 from django.urls import NoReverseMatch, reverse
-from django.utils import timezone
 
 from mcpforms.answers import input_response
 from mcpforms.conf import conf
@@ -110,7 +108,7 @@ def ask_page(
 
     ``values`` (never a password or a file: those only come from the page) prefill the page.
     """
-    from mcpforms.models import UrlElicitation
+    from mcpforms.models import UrlElicitation, sweep
 
     what = _page_kinds(tool, ctx)
     why = (
@@ -121,19 +119,19 @@ def ask_page(
     if not ctx.supports_elicitation("url"):
         details = "".join(f"\n- {problem}" for problem in problems)
         return error_result(
-            f"The {tool.title} form cannot be filled here: {why}, and this client does not support "
+            f"The {tool.get_title()} form cannot be filled here: {why}, and this client does not support "
             "URL-mode elicitation (it did not declare elicitation.url). Use a client that supports it."
             + details
         )
     base = conf.BASE_URL
     if not isinstance(base, str) or not base:
         logger.warning("URL-mode elicitation for %r needs MCPFORMS['BASE_URL'] to build its link", tool.name)
-        return error_result(f"The {tool.title} form needs a web page, but this server has no address for it.")
+        return error_result(
+            f"The {tool.get_title()} form needs a web page, but this server has no address for it."
+        )
     reused = elicitation is not None
     if elicitation is None:
-        # Rows a retry can no longer reach (its requestState expired) are pruned as new ones come.
-        horizon = max(conf.STATE_MAX_AGE, conf.URL_MODE_MAX_AGE)
-        UrlElicitation.objects.filter(created__lt=timezone.now() - timedelta(seconds=horizon)).delete()
+        sweep(UrlElicitation.expired)
         fields = tool.fields_for(ctx)
         secret = {auto.name for auto in fields if auto.page_only}
         # Only what the form knows (and the object an update names) is kept: never unknown keys.
@@ -154,7 +152,9 @@ def ask_page(
         url = base.rstrip("/") + reverse("mcpforms_ui:page", args=[token])
     except NoReverseMatch:
         logger.warning("URL-mode elicitation needs mcpforms.urls in the URLconf (namespace 'mcpforms_ui')")
-        return error_result(f"The {tool.title} form needs a web page, but this server does not serve it.")
+        return error_result(
+            f"The {tool.get_title()} form needs a web page, but this server does not serve it."
+        )
     # The same page asked again (the user has not submitted it yet) is no new round.
     state = ctx.mint_state(answers={}, pending=[f"{PENDING_PREFIX}{elicitation.pk}"], again=reused)
     return {
@@ -164,7 +164,7 @@ def ask_page(
                 "method": "elicitation/create",
                 "params": {
                     "mode": "url",
-                    "message": f"Please open this page to fill in the {tool.title} form: {why}.",
+                    "message": f"Please open this page to fill in the {tool.get_title()} form: {why}.",
                     "url": url,
                 },
             }
@@ -183,7 +183,7 @@ def resume_page(ctx: RequestContext, elicitation_id: str, *, tool: FormTool) -> 
     response = input_response(ctx.input_responses, tool.name)
     if response is not None and response.action in ("decline", "cancel"):
         verb = "declined" if response.action == "decline" else "cancelled"
-        return error_result(f"The user {verb} the {tool.title} form; nothing was submitted.")
+        return error_result(f"The user {verb} the {tool.get_title()} form; nothing was submitted.")
     try:
         row = UrlElicitation.objects.filter(
             pk=elicitation_id, server=ctx.server, tool=tool.name, principal=ctx.principal
@@ -191,7 +191,7 @@ def resume_page(ctx: RequestContext, elicitation_id: str, *, tool: FormTool) -> 
     except ValidationError:  # not a UUID: only a requestState signed by an older scheme could say so
         row = None
     if row is None:
-        return error_result(f"The page of the {tool.title} form has expired; call the tool again.")
+        return error_result(f"The page of the {tool.get_title()} form has expired; call the tool again.")
     if row.result is not None:
         return dict(row.result)
     return ask_page(ctx, tool=tool, values=row.values, problems=(), elicitation=row)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from mcpforms import views
+import mcpforms.views as views
 
 app_name = "mcpforms_ui"  # "mcpforms" is the namespace of the MCP endpoint (mcpforms.api)
 

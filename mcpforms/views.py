@@ -23,7 +23,9 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.clickjacking import xframe_options_deny
 from django.views.decorators.http import require_http_methods
 
-from mcpforms import serving, ui, url_mode
+import mcpforms.serving as serving
+import mcpforms.ui as ui
+import mcpforms.url_mode as url_mode
 from mcpforms.models import UrlElicitation
 from mcpforms.protocol.context import RequestContext
 from mcpforms.protocol.server import server_for
@@ -98,43 +100,45 @@ def page(request: HttpRequest, token: str) -> HttpResponse:
         return _notice(request, "Invalid link", "This link is no longer valid.", status=404)
     if row.completed is not None:
         return _notice(
-            request, form_tool.title, "This form was already submitted: the link works once.", status=410
+            request,
+            form_tool.get_title(),
+            "This form was already submitted: the link works once.",
+            status=410,
         )
     # A link minted for a signed-in user only opens for that user; an anonymous endpoint binds nobody.
     if row.principal != ANONYMOUS and principal_for(getattr(request, "user", None)) != row.principal:
         return _notice(
             request,
-            form_tool.title,
+            form_tool.get_title(),
             "This link belongs to another user: sign in as the user who asked.",
             status=403,
         )
     # The page acts as the principal the link was minted for, never as whoever opens it: a link an
     # anonymous caller obtained must not run as the signed-in visitor it was sent to (spec §7.3, phishing).
     user = getattr(request, "user", None) if row.principal != ANONYMOUS else AnonymousUser()
-    ctx = RequestContext(
-        method="tools/call",
-        binding=form_tool.name,
-        arguments=row.arguments,
-        client_capabilities={},
-        meta={},
-        user=user,
-        principal=row.principal,
-        server=row.server,
+    ctx = RequestContext.for_tool(
+        form_tool.name, user=user, principal=row.principal, server=row.server, arguments=row.arguments
     )
     try:
         serving.check_access(form_tool, ctx, row.arguments)  # the permission, and the object to update
     except serving.Refusal as refusal:
-        return _notice(request, form_tool.title, str(refusal), status=403)
+        return _notice(request, form_tool.get_title(), str(refusal), status=403)
     try:
         if request.method == "POST":
             return _submit(request, ctx, form_tool, row)
         form = serving.page_form(form_tool, ctx, initial=row.values)
     except Exception:
         logger.exception("The URL-mode page of %r failed", form_tool.name)
-        return _notice(request, form_tool.title, "Something went wrong; nothing was submitted.", status=500)
+        return _notice(
+            request, form_tool.get_title(), "Something went wrong; nothing was submitted.", status=500
+        )
     return HttpResponse(
         ui.render_form(
-            form, title=form_tool.title, description=form_tool.message, mode="url", request=request
+            form,
+            title=form_tool.get_title(),
+            description=form_tool.get_message(),
+            mode="url",
+            request=request,
         )
     )
 
@@ -145,7 +149,11 @@ def _submit(
     form = serving.page_form(form_tool, ctx, data=request.POST, files=request.FILES)
     if not form.is_valid():
         html = ui.render_form(
-            form, title=form_tool.title, description=form_tool.message, mode="url", request=request
+            form,
+            title=form_tool.get_title(),
+            description=form_tool.get_message(),
+            mode="url",
+            request=request,
         )
         return HttpResponse(html, status=400)
     with transaction.atomic():
@@ -155,10 +163,13 @@ def _submit(
         )
         if not claimed:
             return _notice(
-                request, form_tool.title, "This form was already submitted: the link works once.", status=410
+                request,
+                form_tool.get_title(),
+                "This form was already submitted: the link works once.",
+                status=410,
             )
         result = serving.run_handler(form_tool, ctx, form)
         UrlElicitation.objects.filter(pk=row.pk).update(result=result)
     # The user reads a confirmation of what they sent (``mcpforms/url_done.html``); the tool's result is
     # written for the model, which gets it on the client's retry.
-    return HttpResponse(ui.render_done(form, title=form_tool.title, result=result, request=request))
+    return HttpResponse(ui.render_done(form, title=form_tool.get_title(), result=result, request=request))

@@ -1,12 +1,13 @@
-"""Form prompts are seen as tools are: an anonymous caller only where the server opens them, then the
-prompt's permission, in prompts/list and prompts/get alike (tests/protocol/test_server.py covers
-completion/complete)."""
+"""Form prompts: ``prompts/get`` asks for the fields, then fills the template; and they are seen as tools
+are: an anonymous caller only where the server opens them, then the prompt's permission, in prompts/list and
+prompts/get alike (tests/protocol/test_server.py covers completion/complete)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from typing import Any
 
+import mcp_types
 import pytest
 from django import forms
 from django.contrib.auth.models import Permission, User
@@ -14,7 +15,8 @@ from django.test import override_settings
 
 from mcpforms.protocol.server import Server, default_server
 from mcpforms.registry import register_prompt, registry_for
-from tests.core_client import CoreClient, asked
+from tests.core_client import CoreClient, accept, asked
+from tests.forms import SignupForm
 
 pytestmark = pytest.mark.django_db
 
@@ -33,6 +35,24 @@ def prompts() -> Iterator[None]:
     yield
     registry_for(default_server).unregister("write_to")
     registry_for(default_server).unregister("staff_write_to")
+
+
+class VaultForm(forms.Form):
+    username = forms.CharField()
+    password = forms.CharField(widget=forms.PasswordInput)
+
+
+@pytest.fixture(params=["core", "http"])
+def client(request: pytest.FixtureRequest) -> CoreClient:
+    """A client of a server whose one prompt is ``welcome``, against the core and over HTTP."""
+    server = Server(name="test")
+    register_prompt(
+        SignupForm,
+        name="welcome",
+        template="Write a welcome mail to {email} on the {plan} plan.",
+        server=server,
+    )
+    return CoreClient(server, over_http=request.param == "http")
 
 
 def names(client: CoreClient) -> list[str]:
@@ -76,3 +96,52 @@ def test_another_server_opens_its_prompts_itself() -> None:
     anonymous: Any = CoreClient(server)
     assert names(anonymous) == ["write_to"]
     refused(anonymous, "private")
+
+
+# ---- forms as prompts ------------------------------------------------------------------------------------
+
+
+def test_a_form_prompt_asks_then_fills_its_messages(client):
+    prompts = client.result("prompts/list")["prompts"]
+    assert prompts[0]["name"] == "welcome"
+    assert {arg["name"] for arg in prompts[0]["arguments"]} == {"email", "plan", "age", "newsletter"}
+    first = client.result("prompts/get", {"name": "welcome", "arguments": {"plan": "team"}})
+    assert list(asked(first, "welcome")["requestedSchema"]["properties"]) == ["email", "age", "newsletter"]
+    done = client.result(
+        "prompts/get",
+        {
+            "name": "welcome",
+            "arguments": {"plan": "team"},
+            "requestState": first["requestState"],
+            "inputResponses": {"welcome": accept(email="ada@example.com")},
+        },
+    )
+    mcp_types.GetPromptResult.model_validate(done)
+    assert (
+        done["messages"][0]["content"]["text"] == "Write a welcome mail to ada@example.com on the team plan."
+    )
+
+
+def test_a_declined_prompt_is_an_error(client):
+    first = client.result("prompts/get", {"name": "welcome", "arguments": {}})
+    body = client.send(
+        "prompts/get",
+        {
+            "name": "welcome",
+            "arguments": {},
+            "requestState": first["requestState"],
+            "inputResponses": {"welcome": {"action": "decline"}},
+        },
+    )
+    assert body["error"]["code"] == -32602
+    assert "declined" in body["error"]["message"]
+
+
+def test_a_prompt_of_a_form_with_a_password_says_prompts_cannot_take_one() -> None:
+    server = Server()
+    register_prompt(VaultForm, name="unlock", template="Unlock for {username}.", server=server)
+    body = CoreClient(server).send("prompts/get", {"name": "unlock", "arguments": {"username": "ada"}})
+    assert body["error"] == {
+        "code": -32602,
+        "message": "The Unlock prompt needs a password or file, which prompts cannot take.",
+    }

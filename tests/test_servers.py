@@ -3,7 +3,6 @@ the same name (requestState, the completion record, URL-mode links)."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
@@ -13,15 +12,17 @@ from django import forms
 from django.contrib.auth.models import AnonymousUser, User
 from django.core import checks
 from django.http import HttpResponse
-from django.test import Client, RequestFactory, override_settings
+from django.test import Client, override_settings
 
+import mcpforms
 from mcpforms.api import serve
-from mcpforms.checks import check_registered_forms
+from mcpforms.checks.registry import check_registered_forms
 from mcpforms.definitions import catalog_version, definition_tools
 from mcpforms.models import CompletedFlow, FormDefinition, UrlElicitation
 from mcpforms.protocol.server import Server, default_server, server_for, servers
 from mcpforms.protocol.state import ANONYMOUS, load_state
 from mcpforms.registry import register, registry_for
+from tests import wire
 from tests.core_client import CoreClient, accept, asked, page_path, text
 from tests.test_admin import add
 from tests.testapp.models import Colour
@@ -55,8 +56,8 @@ def billing() -> Iterator[Server]:
 
         return handle
 
-    register(VaultForm, name="vault", server=server)(handler("billing"))
-    register(NoteForm, name="note", server=server)(handler("billing"))
+    mcpforms.tool(VaultForm, name="vault", server=server)(handler("billing"))
+    mcpforms.tool(NoteForm, name="note", server=server)(handler("billing"))
     with override_settings(MCPFORMS={"BASE_URL": "http://testserver"}):
         yield server
 
@@ -69,8 +70,8 @@ def same_names_on_default() -> Iterator[None]:
         ran.append(("default", dict(form.cleaned_data)))
         return "default handled it"
 
-    register(VaultForm, name="vault")(handle)
-    register(NoteForm, name="note")(handle)
+    mcpforms.tool(VaultForm, name="vault")(handle)
+    mcpforms.tool(NoteForm, name="note")(handle)
     yield
     registry_for(default_server).unregister("vault")
     registry_for(default_server).unregister("note")
@@ -196,18 +197,7 @@ def listed(client: CoreClient) -> list[str]:
 
 def post(server: Server) -> HttpResponse:
     """An anonymous tools/list over HTTP."""
-    meta = {
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities": {},
-    }
-    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": meta}}
-    request = RequestFactory().post(
-        "/mcp",
-        json.dumps(body),
-        content_type="application/json",
-        HTTP_MCP_PROTOCOL_VERSION="2026-07-28",
-        HTTP_MCP_METHOD="tools/list",
-    )
+    request = wire.http_request(wire.message("tools/list"))
     request.user = AnonymousUser()
     response = serve(server, request)
     assert isinstance(response, HttpResponse)

@@ -9,6 +9,7 @@ import pytest
 from django.db import connection, connections
 from django.test.utils import CaptureQueriesContext
 
+import mcpforms
 from mcpforms.protocol.context import RequestContext
 from mcpforms.protocol.server import Server
 from mcpforms.registry import register
@@ -47,7 +48,7 @@ def test_a_call_to_a_code_registered_tool_runs_no_sql_before_its_handler():
     server = Server()
     seen_by_the_handler: list[list[str]] = []
 
-    @register(SignupForm, server=server)
+    @mcpforms.tool(SignupForm, server=server)
     def signup(request, form):
         seen_by_the_handler.append([query["sql"] for query in captured.captured_queries])
         return "done"
@@ -87,7 +88,7 @@ def test_a_final_round_replayed_while_the_first_is_still_running_does_not_run_it
     inside, release = threading.Event(), threading.Event()
     runs: list[str] = []
 
-    @register(SignupForm, server=server)
+    @mcpforms.tool(SignupForm, server=server)
     def signup(request, form):
         runs.append(form.cleaned_data["email"])
         inside.set()

@@ -15,6 +15,7 @@ from django import forms
 from django.db import transaction
 from django.test import Client, override_settings
 
+import mcpforms
 from mcpforms.models import FieldDefinition, FormDefinition, Submission
 from mcpforms.protocol.era2025 import shim as era2025
 from mcpforms.protocol.era2025.sessions import MemorySessions
@@ -93,8 +94,8 @@ def tools() -> Iterator[None]:
 
     register(JoinTool)
     register(JoinForm, name="join_plain")
-    register(VaultForm, name="vault_signals")(unlock)
-    register(JoinForm, name="boom")(boom)
+    mcpforms.tool(VaultForm, name="vault_signals")(unlock)
+    mcpforms.tool(JoinForm, name="boom")(boom)
     with override_settings(MCPFORMS={"BASE_URL": "http://testserver"}):
         yield
     for name in ("join", "join_plain", "vault_signals", "boom"):

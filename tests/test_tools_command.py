@@ -13,9 +13,12 @@ from django import forms
 from django.core.management import CommandError, call_command
 from django.test import override_settings
 
+from mcpforms.definitions import catalog_version, definition_tools
+from mcpforms.management.commands import mcpforms_tools
 from mcpforms.models import FieldDefinition, FormDefinition
-from mcpforms.protocol.server import default_server
+from mcpforms.protocol.server import Server, default_server
 from mcpforms.registry import register, register_prompt, registry_for
+from mcpforms.tools import tool_class
 from tests.forms import SignupForm
 
 pytestmark = pytest.mark.django_db
@@ -88,14 +91,14 @@ def test_the_listing_shows_every_tool_with_its_source_ask_permission_paths_and_a
     assert "ALLOW_ANONYMOUS = ['signup', 'cmd_vault']" in out
     assert out.splitlines()[1].split() == ["NAME", "SOURCE", "ASK", "PERMISSION", "PATHS", "ANONYMOUS"]
     assert row_of(out, "signup").split() == [
-        "signup", "code", "form", "project.demo.forms.SignupForm", "missing", "-", "ui,", "form", "yes"
+        "signup", "code", "form", "tests.forms.SignupForm", "missing", "-", "ui,", "form", "yes"
     ]  # fmt: skip
-    assert row_of(out, "create_ticket").split()[1:4] == [
+    assert row_of(out, "create_colour").split()[1:4] == [
         "code",
         "class",
-        "project.demo.mcp_tools.CreateTicket",
+        "tests.testapp.mcp_tools.CreateColour",
     ]
-    assert row_of(out, "create_ticket").split()[-1] == "no"  # ALLOW_ANONYMOUS does not name it
+    assert row_of(out, "create_colour").split()[-1] == "no"  # ALLOW_ANONYMOUS does not name it
     # A password goes to the URL-mode page only; a permission keeps anonymous callers out even when listed.
     assert row_of(out, "cmd_vault").split()[-4:] == ["missing", "auth.view_user", "url", "no"]
     assert row_of(out, "cmd_confirm").split()[-3:] == ["form,", "url", "no"]  # "always": no UI
@@ -137,7 +140,7 @@ def test_json_lists_every_tool_with_stable_keys():
     report = listed()
     assert set(report) == {"allow_anonymous", "tools", "other_tools", "prompts", "not_served", "problems"}
     tools = by_name(report)
-    assert {"signup", "create_ticket", "testapp_signup", *NAMES[:3]} <= set(tools)
+    assert {"signup", "create_colour", "testapp_signup", *NAMES[:3]} <= set(tools)
     signup = tools["signup"]
     assert set(signup) == {
         "name", "title", "description", "source", "ask", "path", "update", "permission", "anonymous",
@@ -147,7 +150,7 @@ def test_json_lists_every_tool_with_stable_keys():
     assert signup["source"] == {
         "kind": "code",
         "class": None,
-        "form": "project.demo.forms.SignupForm",
+        "form": "tests.forms.SignupForm",
         "handler": "own",
     }
     assert signup["paths"] == ["ui", "form"] and signup["submit_tool"] == "signup_submit"
@@ -230,3 +233,31 @@ def test_a_form_that_fails_to_convert_is_reported_not_raised():
     assert entry["input_schema"] is None and entry["paths"] == []
     detail, _ = run("cmd_broken")
     assert "error        FormConversionError" in detail
+
+
+def test_what_the_registry_serves_from_its_sources_is_what_is_listed(monkeypatch):
+    server = Server()
+    registry = registry_for(server)
+    registry.add_source(lambda: [tool_class(SignupForm, name="cmd_sourced")()], version=lambda: 1)
+    monkeypatch.setattr(mcpforms_tools, "default_server", server)
+    definition(name="cmd_sourced")
+    definition(name="cmd_rsvp")
+    # Without the admin-defined forms among its sources, the server serves none of them.
+    report = listed()
+    assert list(by_name(report)) == ["cmd_sourced"] and report["not_served"] == []
+    assert by_name(report)["cmd_sourced"]["source"] == {
+        "kind": "source",
+        "class": "mcpforms.tools.SignupFormTool",
+    }
+    # With them after the first source, that source wins a name they share, as a call would find.
+    registry.add_source(definition_tools, version=catalog_version)
+    report = listed()
+    assert by_name(report)["cmd_sourced"]["source"]["kind"] == "source"
+    assert by_name(report)["cmd_rsvp"]["source"]["kind"] == "admin"
+    assert [(entry["name"], entry["source"]["kind"], entry["reason"]) for entry in report["not_served"]] == [
+        ("cmd_sourced", "admin", "a tool of an earlier source has this name and wins")
+    ]
+    assert type(registry.form_tool("cmd_sourced")).__name__ == "SignupFormTool"  # the call finds it too
+    # A source added again (an app registry populated anew runs ready() again) serves nothing more.
+    registry.add_source(definition_tools, version=catalog_version)
+    assert listed() == report

@@ -19,7 +19,10 @@ from typing import Any
 from django.urls import URLPattern, URLResolver, include, path
 from oauth2_provider import views as toolkit
 
-from mcpforms.oauth import consent, dcr, metadata, resource
+import mcpforms.oauth.consent as consent
+import mcpforms.oauth.dcr as dcr
+import mcpforms.oauth.metadata as metadata
+import mcpforms.oauth.resource as resource
 
 ISSUER_PATH = "oauth"
 """Where the endpoints live, and the issuer's path: ``BASE_URL/oauth``."""

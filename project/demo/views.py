@@ -28,10 +28,10 @@ from mcpforms.definitions import DefinitionTool
 from mcpforms.fields import FormConversionError
 from mcpforms.protocol.context import RequestContext
 from mcpforms.protocol.server import default_server
-from mcpforms.protocol.state import principal_for
 from mcpforms.protocol.versions import VERSION_2026
 from mcpforms.registry import registry_for
 from mcpforms.tools import FormTool
+from mcpforms.ways import ways_to_fill
 from project.demo.management.commands.seed_demo import STAFF_PASSWORD, STAFF_USERNAME
 
 logger = logging.getLogger(__name__)
@@ -41,6 +41,7 @@ TOKEN_COMMAND = f".venv/bin/python manage.py mcpforms_token create {STAFF_USERNA
 OAUTH = "mcpforms.oauth.OAuth2Auth"
 # The stdio bridge desktop hosts start (tests/e2e/test_oauth_clients.py signs in through it).
 MCP_REMOTE = "npx -y mcp-remote@0.15.1"
+WAY_NAMES = {"app": "MCP Apps UI", "form": "Form elicitation", "url": "URL-mode page"}
 ASK_MODES = {
     "missing": "Asks the user for what is missing",
     "always": "The user confirms every call",
@@ -71,45 +72,26 @@ class ToolCard:
     broken: str = ""
 
 
-def _context(user: Any, name: str) -> RequestContext:
-    """A call of ``name`` by ``user``, as the endpoint would build it: what ``may_use`` judges."""
-    return RequestContext(
-        method="tools/call",
-        binding=name,
-        arguments={},
-        client_capabilities={},
-        meta={},
-        user=user,
-        principal=principal_for(user),
-    )
-
-
 def _paths(form_tool: FormTool) -> list[str]:
-    """The ways a client may have the form filled, as the README's table names them."""
-    autos = form_tool.fields_for(None)
-    paths = []
-    if form_tool.uses_app:
-        paths.append("MCP Apps UI")
-    if form_tool.path != "url" and any(not auto.page_only and auto.type != "hidden" for auto in autos):
-        paths.append("Form elicitation")
-    if form_tool.path == "url" or form_tool.ask == "always" or any(auto.page_only for auto in autos):
-        paths.append("URL-mode page")
-    return paths
+    """The ways some client may have the form filled, as the README's table names them."""
+    return [WAY_NAMES[way] for way in ways_to_fill(form_tool)]
 
 
 def _card(request: HttpRequest, form_tool: FormTool, entry: dict[str, Any]) -> ToolCard:
     name = form_tool.name
     signed_in = request.user.is_authenticated
-    anonymous = bool(conf.ALLOW_ANONYMOUS) and form_tool.may_use(_context(AnonymousUser(), name))
-    viewer = _context(request.user, name)
+    anonymous = bool(conf.ALLOW_ANONYMOUS) and form_tool.may_use(
+        RequestContext.for_tool(name, user=AnonymousUser())
+    )
+    viewer = RequestContext.for_tool(name, user=request.user)
     usable = (signed_in or anonymous) and form_tool.may_use(viewer)
     reason = ""
     if not usable:
         reason = "needs-permission" if signed_in else "sign-in"
     card = ToolCard(
         name=name,
-        title=form_tool.title,
-        description=form_tool.description,  # as tools/list has it: what it says of asking holds
+        title=form_tool.get_title(),
+        description=form_tool.get_description(),  # as tools/list has it: what it says of asking holds
         source="admin" if isinstance(form_tool, DefinitionTool) else "code",
         paths=[],
         ask=ASK_MODES.get(form_tool.ask, form_tool.ask),
@@ -140,7 +122,7 @@ def _card(request: HttpRequest, form_tool: FormTool, entry: dict[str, Any]) -> T
     hidden = [{"name": b.html_name, "id": b.auto_id, "kind": "text"} for b in card.hidden]
     card.config = {
         "tool": name,
-        "title": form_tool.title,
+        "title": form_tool.get_title(),
         "fields": [entry for entry in shown.config if entry["name"] not in shown.page_only] + hidden,
         "pageOnly": sorted(shown.page_only),
     }

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import difflib
 import json
-from collections.abc import Sequence
 from typing import Any
 
 from django.contrib.auth.models import AnonymousUser
@@ -17,17 +16,17 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import DatabaseError
 
 from mcpforms.conf import conf
-from mcpforms.definitions import DefinitionTool, definition_tool
-from mcpforms.fields import AutoFormField
-from mcpforms.models import FormDefinition
+from mcpforms.definitions import DefinitionTool, definition_tools, left_out_definitions
 from mcpforms.protocol.context import RequestContext
 from mcpforms.protocol.server import default_server
-from mcpforms.protocol.state import ANONYMOUS
-from mcpforms.registry import registry_for
-from mcpforms.schema import OTHER_PATH_TYPES, form_schema
+from mcpforms.registry import Registry, registry_for
+from mcpforms.schema import form_schema
 from mcpforms.tools import FormTool
 from mcpforms.ui import submit_name
+from mcpforms.ways import ways_to_fill
 
+# The command's names for the ways (``flow.Way``), and what they stand for.
+PATHS = {"app": "ui", "form": "form", "url": "url"}
 PATH_NAMES = {"ui": "MCP Apps UI", "form": "form elicitation", "url": "URL-mode page"}
 
 
@@ -35,35 +34,11 @@ def dotted(cls: type) -> str:
     return f"{cls.__module__}.{cls.__qualname__}"
 
 
-def paths_of(tool: FormTool, fields: Sequence[AutoFormField]) -> list[str]:
-    """The ways a client may have the form filled, as ``serving`` and ``flow`` choose them."""
-    if tool.path == "url":
-        return ["url"]
-    if any(auto.page_only and auto.required for auto in fields):
-        # A required password or file can only come from the page: the flow goes there at once.
-        return ["url"] if tool.ask != "never" else []
-    found = ["ui"] if tool.uses_app else []
-    if tool.ask != "never" and any(auto.type not in OTHER_PATH_TYPES for auto in fields):
-        found.append("form")
-    if tool.ask == "always":
-        found.append("url")  # a client with URL mode but no form elicitation confirms on the page
-    return found
-
-
 def anonymous_may_use(tool: FormTool) -> bool:
     """Whether an anonymous caller sees and may call the tool (``ALLOW_ANONYMOUS``, then its permission)."""
-    if not conf.ALLOW_ANONYMOUS:
-        return False
-    ctx = RequestContext(
-        method="tools/call",
-        binding=tool.name,
-        arguments={},
-        client_capabilities={},
-        meta={},
-        user=AnonymousUser(),
-        principal=ANONYMOUS,
+    return bool(conf.ALLOW_ANONYMOUS) and tool.may_use(
+        RequestContext.for_tool(tool.name, user=AnonymousUser())
     )
-    return tool.may_use(ctx)
 
 
 def code_source(tool: FormTool) -> dict[str, Any]:
@@ -89,8 +64,8 @@ def describe(tool: FormTool, source: dict[str, Any]) -> dict[str, Any]:
     """One form tool as the command reports it; ``error`` says why its form cannot be offered."""
     entry: dict[str, Any] = {
         "name": tool.name,
-        "title": tool.title,
-        "description": tool.description,
+        "title": tool.get_title(),
+        "description": tool.get_description(),
         "source": source,
         "ask": tool.ask,
         "path": tool.path,
@@ -112,7 +87,7 @@ def describe(tool: FormTool, source: dict[str, Any]) -> dict[str, Any]:
         fields = tool.fields_for(None)
         entry["input_schema"] = tool.input_schema
         entry["elicitation_schema"] = form_schema(fields)
-        entry["paths"] = paths_of(tool, fields)
+        entry["paths"] = [PATHS[way] for way in ways_to_fill(tool)]
         entry["submit_tool"] = submit_name(tool.name) if tool.uses_app else None
     except Exception as error:  # a broken form is what this command is for: report it, never a traceback
         entry["error"] = f"{type(error).__name__}: {error}"
@@ -134,37 +109,48 @@ def describe(tool: FormTool, source: dict[str, Any]) -> dict[str, Any]:
     return entry
 
 
-def collect() -> dict[str, Any]:
-    """Everything the default server offers, and what it leaves out and why."""
-    registry = registry_for(default_server)
-    tools = [describe(tool, code_source(tool)) for tool in registry.tools.values()]
+def admin_source(definition_id: int, version: int, *, enabled: bool = True) -> dict[str, Any]:
+    return {"kind": "admin", "definition": definition_id, "version": version, "enabled": enabled}
+
+
+def source_of(tool: FormTool) -> dict[str, Any]:
+    """Where a tool of one of the registry's sources comes from."""
+    if isinstance(tool, DefinitionTool):
+        return admin_source(tool.definition_id, int(tool.version or 0))
+    return {"kind": "source", "class": dotted(type(tool))}
+
+
+def from_sources(registry: Registry, problems: list[str]) -> tuple[list[FormTool], list[dict[str, Any]]]:
+    """The tools the registry's sources serve, and those it leaves out with the reason it gives."""
+    served: list[FormTool] = []
     not_served: list[dict[str, Any]] = []
-    problems: list[str] = []
-    try:
-        definitions = list(FormDefinition.objects.order_by("name").prefetch_related("fields"))
-    except DatabaseError as error:
-        definitions = []
-        problems.append(f"Admin-defined forms could not be read ({error}); run manage.py migrate.")
-    for definition in definitions:
-        source = {
-            "kind": "admin",
-            "definition": definition.pk,
-            "version": definition.version,
-            "enabled": definition.enabled,
-        }
-        skipped = {"name": definition.name, "source": source, "reason": ""}
-        if not definition.enabled:
-            not_served.append(skipped | {"reason": "disabled in the admin"})
-            continue
-        if definition.name in registry.tools:
-            not_served.append(skipped | {"reason": "a code-registered tool has this name and wins"})
-            continue
+    for source in registry.sources:
+        admin = source is definition_tools
         try:
-            built = definition_tool(definition)
-        except Exception as error:
-            not_served.append(skipped | {"reason": f"{type(error).__name__}: {error}"})
+            offered = registry.tools_of(source)
+            left_out = left_out_definitions() if admin else []
+        except DatabaseError as error:
+            what = "Admin-defined forms" if admin else f"The tools of {source.__qualname__}"
+            problems.append(f"{what} could not be read ({error}); run manage.py migrate.")
             continue
-        tools.append(describe(built, source))
+        for tool, reason in offered:
+            if reason:
+                not_served.append({"name": tool.name, "source": source_of(tool), "reason": reason})
+            else:
+                served.append(tool)
+        for definition, reason in left_out:
+            source_entry = admin_source(definition.pk, definition.version, enabled=definition.enabled)
+            not_served.append({"name": definition.name, "source": source_entry, "reason": reason})
+    return served, sorted(not_served, key=lambda entry: entry["name"])
+
+
+def collect() -> dict[str, Any]:
+    """Everything the default server offers, and what it leaves out and why, as its registry says."""
+    registry = registry_for(default_server)
+    problems: list[str] = []
+    served, not_served = from_sources(registry, problems)
+    tools = [describe(tool, code_source(tool)) for tool in registry.tools.values()]
+    tools += [describe(tool, source_of(tool)) for tool in served]
     known = {entry["name"] for entry in tools} | {entry["name"] for entry in not_served}
     known |= {entry["submit_tool"] for entry in tools if entry["submit_tool"]}
     other_tools: list[dict[str, Any]] = []
@@ -174,13 +160,8 @@ def collect() -> dict[str, Any]:
         listed = ()
         problems.append(f"tools/list itself fails: {type(error).__name__}: {error}")
     for tool in listed:
-        if tool.name in known:
-            continue
-        found = registry.form_tool(tool.name)  # a form tool of another source of the registry
-        if found is not None and not isinstance(found, DefinitionTool):
-            tools.append(describe(found, {"kind": "source", "class": dotted(type(found))}))
-            continue
-        other_tools.append({"name": tool.name, "title": tool.title, "description": tool.description})
+        if tool.name not in known:
+            other_tools.append({"name": tool.name, "title": tool.title, "description": tool.description})
     prompts = [
         {"name": prompt.name, "title": prompt.title, "form": dotted(prompt.form_class)}
         for prompt in registry.prompts.values()
