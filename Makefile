@@ -1,5 +1,5 @@
-# The two commands the README promises: `make run` and `make test`.
-# Everything else here is a step of one of them.
+# The commands the README promises: `make run`, `make check` (the quick loop while working) and `make test`
+# (everything CI runs). Everything else here is a step of one of them.
 
 PYTHON ?= python3
 VENV := .venv
@@ -8,8 +8,19 @@ STAMP := $(VENV)/.installed
 # The pinned node toolchain (node 22, the conformance suite, the TypeScript client), from package-lock.json.
 NPM_STAMP := node_modules/.installed
 PG_URL ?= postgres://postgres@127.0.0.1:5432/test
+# The suite without the install test, which `make install-test` runs on its own.
+PYTEST := $(BIN)/python -m pytest -q -p no:cacheprovider --ignore=tests/install
+COVERED_PYTEST := $(BIN)/coverage run --parallel-mode -m pytest -q -p no:cacheprovider --ignore=tests/install
+# The logs of what runs side by side, printed when it is done.
+LOGS := .make
 
-.PHONY: run test lint types pytest pytest-sqlite pytest-postgres install-test matrix conformance chromium mutation bench clean
+.PHONY: run check quick test suite e2e-lane cpu-lane lint types pytest-sqlite pytest-e2e pytest-postgres \
+	pytest-demo install-test matrix conformance chromium mutation bench clean
+
+# $(call timed,NAME,TARGET,COMMAND): run COMMAND, then print how long it took against its target, keeping
+# COMMAND's exit status: "make test: 12m40s (target 15m)".
+timed = start=$$(date +%s); $(3); status=$$?; took=$$(( $$(date +%s) - start )); \
+	printf 'make %s: %dm%02ds (target %s)\n' $(1) $$((took / 60)) $$((took % 60)) $(2); exit $$status
 
 # The virtualenv is rebuilt whenever pyproject.toml changes, so a fresh clone needs nothing installed by hand.
 # pip learned dependency groups (PEP 735) in 25.1, hence the upgrade first.
@@ -36,7 +47,16 @@ run: $(STAMP)
 	$(BIN)/python manage.py seed_demo
 	$(BIN)/python manage.py runserver 127.0.0.1:8000
 
-test: lint types pytest install-test matrix conformance
+# The quick loop: lint, types, and the suite without its end-to-end tests, on two workers, stopping at
+# the first failure. `make test` runs everything else.
+check: $(STAMP)
+	@$(call timed,check,1m,$(MAKE) --no-print-directory lint types quick)
+
+quick: $(STAMP)
+	$(PYTEST) -x -m "not e2e" -n 2
+
+test: $(STAMP) $(NPM_STAMP) chromium
+	@$(call timed,test,15m,$(MAKE) --no-print-directory lint types suite)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
@@ -45,30 +65,54 @@ lint: $(STAMP)
 types: $(STAMP)
 	$(BIN)/mypy mcpforms project tests bench noxfile.py
 
-# The suite runs on SQLite always, and again on PostgreSQL when a server answers on 127.0.0.1:5432.
-pytest: pytest-sqlite pytest-postgres
+# Everything but lint and types, in two lanes side by side, a core each: the end-to-end lane mostly waits
+# on servers, browsers and clients, the other is all CPU. The end-to-end lane's log is printed when both
+# are done; then the coverage of the package's passes, combined.
+suite: $(STAMP) $(NPM_STAMP) chromium
+	@rm -f .coverage .coverage.*
+	@mkdir -p $(LOGS)
+	@$(MAKE) --no-print-directory e2e-lane > $(LOGS)/e2e-lane.log 2>&1 & lane=$$!; \
+	$(MAKE) --no-print-directory cpu-lane; cpu=$$?; \
+	wait $$lane; e2e=$$?; \
+	cat $(LOGS)/e2e-lane.log; \
+	test $$cpu -eq 0 && test $$e2e -eq 0
 	$(BIN)/coverage combine --quiet
 	$(BIN)/coverage report
 
-pytest-sqlite: $(STAMP) $(NPM_STAMP) chromium
-	rm -f .coverage .coverage.*
-	$(BIN)/coverage run --parallel-mode -m pytest -q --ignore=tests/install
+e2e-lane: pytest-e2e pytest-demo conformance
 
-pytest-postgres: $(STAMP) $(NPM_STAMP) chromium
+cpu-lane: pytest-sqlite pytest-postgres install-test matrix
+
+# The package's suite on SQLite, and again on PostgreSQL when a server answers on 127.0.0.1:5432. The
+# end-to-end tests run once, on SQLite: each starts the servers and databases it needs (PostgreSQL ones
+# included) whatever the suite's own database is.
+pytest-sqlite: $(STAMP)
+	$(COVERED_PYTEST) -m "not e2e"
+
+pytest-e2e: $(STAMP) $(NPM_STAMP) chromium
+	$(COVERED_PYTEST) -m e2e
+
+pytest-postgres: $(STAMP)
 	@if $(BIN)/python -c "import socket; socket.create_connection(('127.0.0.1', 5432), 1)" 2>/dev/null; then \
-		DATABASE_URL=$(PG_URL) $(BIN)/coverage run --parallel-mode -m pytest -q --ignore=tests/install -m 'not once'; \
+		DATABASE_URL=$(PG_URL) $(COVERED_PYTEST) -m "not e2e"; \
 	else \
 		echo "PostgreSQL is not reachable on 127.0.0.1:5432: skipping the PostgreSQL run."; \
 	fi
+
+# The demo's own tests (project/tests), on the demo's settings: its home page, `make run`'s steps, and its
+# tools in a browser and real clients. The package's coverage does not count them.
+pytest-demo: $(STAMP) $(NPM_STAMP) chromium
+	$(BIN)/python -m pytest -q -p no:cacheprovider project/tests --ds=project.tests.settings
 
 # The user's path: build the sdist and wheel, install the wheel alone into a fresh virtualenv, and serve a
 # tool from a `django-admin startproject` project that took the README's steps (tests/install).
 install-test: $(STAMP)
 	$(BIN)/python -m pytest -q tests/install
 
-# The suite on every supported Django × Python pair (noxfile.py); a pair whose Python is missing is skipped.
-# The two Pythons' halves run side by side (a core each); their logs are printed when both are done.
-matrix: $(STAMP) $(NPM_STAMP) chromium
+# The suite but its end-to-end tests on every supported Django × Python pair (noxfile.py); a pair whose
+# Python is missing is skipped. The two Pythons' halves run side by side; their logs are printed when both
+# are done.
+matrix: $(STAMP)
 	@mkdir -p .nox
 	@$(BIN)/nox -k py312 > .nox/matrix-py312.log 2>&1 & first=$$!; \
 	$(BIN)/nox -k py313 > .nox/matrix-py313.log 2>&1; second=$$?; \
@@ -94,4 +138,4 @@ bench: $(STAMP)
 	$(BIN)/python bench/http_flow.py
 
 clean:
-	rm -rf $(VENV) .nox node_modules .coverage .coverage.* .mypy_cache .ruff_cache .pytest_cache mutants
+	rm -rf $(VENV) .nox $(LOGS) node_modules .coverage .coverage.* .mypy_cache .ruff_cache .pytest_cache mutants

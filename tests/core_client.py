@@ -10,17 +10,14 @@ from urllib.parse import urlsplit
 
 from django.contrib.auth.models import AnonymousUser
 from django.http import HttpResponse
-from django.test import RequestFactory
 
 from mcpforms.api import serve
 from mcpforms.models import AccessToken
 from mcpforms.protocol.server import Server
+from tests import wire
 
-ELICITATION: dict[str, Any] = {"elicitation": {"form": {}}}
-# A host that renders MCP Apps: it alone is offered the app-only submit tools.
-APPS: dict[str, Any] = {
-    "extensions": {"io.modelcontextprotocol/ui": {"mimeTypes": ["text/html;profile=mcp-app"]}}
-}
+# Most tests import the capabilities they send with the client.
+APPS, ELICITATION = wire.APPS, wire.ELICITATION
 
 
 @dataclass
@@ -34,16 +31,7 @@ class CoreClient:
 
     def send(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
         """Return the whole JSON-RPC response body."""
-        meta = {
-            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-            "io.modelcontextprotocol/clientCapabilities": self.capabilities,
-        }
-        payload = {
-            "jsonrpc": "2.0",
-            "id": next(self._ids),
-            "method": method,
-            "params": {**(params or {}), "_meta": meta},
-        }
+        payload = wire.message(method, params, capabilities=self.capabilities, request_id=next(self._ids))
         if self.over_http:
             return self._post(payload)
         reply = self.server.handle(payload, headers=None, user=self.user)
@@ -52,16 +40,9 @@ class CoreClient:
 
     def _post(self, payload: dict[str, Any]) -> dict[str, Any]:
         """Through the Streamable HTTP edge, with the headers a 2026-07-28 client sends (spec §8.2)."""
-        headers = {"HTTP_MCP_PROTOCOL_VERSION": "2026-07-28", "HTTP_MCP_METHOD": payload["method"]}
-        target = payload["params"].get("name", payload["params"].get("uri"))
-        if isinstance(target, str):
-            headers["HTTP_MCP_NAME"] = target
-        if self.user is not None and self.user.is_authenticated:
-            # A signed-in user calls as an MCP client does: with a personal access token.
-            headers["HTTP_AUTHORIZATION"] = f"Bearer {self._token()}"
-        request = RequestFactory().post(
-            "/mcp", json.dumps(payload), content_type="application/json", **headers
-        )
+        # A signed-in user calls as an MCP client does: with a personal access token.
+        signed_in = self.user is not None and self.user.is_authenticated
+        request = wire.http_request(payload, token=self._token() if signed_in else None)
         request.user = AnonymousUser()  # what AuthenticationMiddleware sets for a request with no session
         response = serve(self.server, request)
         assert isinstance(response, HttpResponse), response

@@ -1,4 +1,6 @@
-"""Test settings: SQLite in memory, or PostgreSQL when DATABASE_URL names one (make test runs both)."""
+"""Test settings: SQLite in memory, or PostgreSQL when DATABASE_URL names one (make test runs both). The
+package is tested with its test app only (tests/testapp), as a project uses it; the demo has its own
+tests and settings (project/tests)."""
 
 import os
 from urllib.parse import unquote, urlsplit
@@ -18,7 +20,6 @@ INSTALLED_APPS = [
     "oauth2_provider",  # the authorization server mcpforms.oauth's tests get real tokens from
     "mcpforms",
     "tests.testapp",
-    "project.demo",
 ]
 
 MIDDLEWARE = [
@@ -67,5 +68,8 @@ DATABASES = {"default": _database(os.environ.get("DATABASE_URL"))}
 # and 6.0 ignore the setting. The test runner swaps every mailer for the locmem outbox either way.
 MAILERS = {"default": {"BACKEND": "django.core.mail.backends.locmem.EmailBackend"}}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+# Django's default hasher spends about a second per password on purpose; the tests create hundreds of
+# users and never test the hashing itself (Django's docs: "Speeding up the tests").
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 # Most tests call as nobody in particular; tests/test_auth.py covers refusing anonymous callers.
 MCPFORMS = {"ALLOW_ANONYMOUS": True}

@@ -301,10 +301,9 @@ def test_staff_typed_strings_render_as_text_in_every_preview_and_page(staff):
     assert "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt;" in page
 
     from mcpforms.protocol.server import default_server
-    from tests.core_client import CoreClient
+    from tests.core_client import APPS, CoreClient
 
-    apps = {"extensions": {"io.modelcontextprotocol/ui": {"mimeTypes": ["text/html;profile=mcp-app"]}}}
-    (content,) = CoreClient(default_server, capabilities=apps).result(
+    (content,) = CoreClient(default_server, capabilities=APPS).result(
         "resources/read", {"uri": "ui://mcpforms/event_rsvp"}
     )["contents"]
     assert script not in content["text"]

@@ -13,13 +13,11 @@ from django.test import Client, RequestFactory, override_settings
 
 from mcpforms.api import build_api, serve
 from mcpforms.protocol import RequestContext, Server
+from tests import wire
+from tests.wire import VERSION
 
-VERSION = "2026-07-28"
 HEADERS: dict[str, Any] = {"HTTP_MCP_PROTOCOL_VERSION": VERSION, "HTTP_MCP_METHOD": "tools/list"}
-META = {
-    "io.modelcontextprotocol/protocolVersion": VERSION,
-    "io.modelcontextprotocol/clientCapabilities": {},
-}
+META = wire.meta()
 
 server = Server(key="api-test", name="api-test", version="1")
 
@@ -32,9 +30,7 @@ def count(ctx: RequestContext, arguments: dict[str, Any]) -> dict[str, Any]:
     return {"content": [{"type": "text", "text": "counted"}]}
 
 
-@server.tool(description="Say who is asking.")
-def whoami(ctx: RequestContext, arguments: dict[str, Any]) -> dict[str, Any]:
-    return {"content": [{"type": "text", "text": ctx.principal}]}
+server.tool()(wire.whoami)
 
 
 def post(

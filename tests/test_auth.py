@@ -19,20 +19,13 @@ from django.utils import timezone
 
 from mcpforms.api import serve
 from mcpforms.models import AccessToken
-from mcpforms.protocol.context import RequestContext
 from mcpforms.protocol.server import Server
 from mcpforms.registry import register
+from tests import wire
 from tests.forms import SignupForm
+from tests.wire import APPS, whoami
 
 pytestmark = pytest.mark.django_db
-
-VERSION = "2026-07-28"
-APPS = {"extensions": {"io.modelcontextprotocol/ui": {"mimeTypes": ["text/html;profile=mcp-app"]}}}
-
-
-def whoami(ctx: RequestContext, arguments: dict[str, Any]) -> dict[str, Any]:
-    """Say who is asking."""
-    return {"content": [{"type": "text", "text": ctx.principal}]}
 
 
 def serving(server: Server) -> Server:
@@ -66,17 +59,7 @@ def post_to(
     capabilities: dict[str, Any] | None = None,
     **extra: str,
 ) -> HttpResponse:
-    meta = {
-        "io.modelcontextprotocol/protocolVersion": VERSION,
-        "io.modelcontextprotocol/clientCapabilities": capabilities or {},
-    }
-    payload = {"jsonrpc": "2.0", "id": 1, "method": method, "params": {**(params or {}), "_meta": meta}}
-    headers: dict[str, Any] = {"HTTP_MCP_PROTOCOL_VERSION": VERSION, "HTTP_MCP_METHOD": method, **extra}
-    if params and isinstance(params.get("name") or params.get("uri"), str):
-        headers["HTTP_MCP_NAME"] = params.get("name") or params["uri"]
-    if token is not None:
-        headers["HTTP_AUTHORIZATION"] = f"Bearer {token}"
-    request = RequestFactory().post("/mcp", json.dumps(payload), content_type="application/json", **headers)
+    request = wire.http_request(wire.message(method, params, capabilities=capabilities), token=token, **extra)
     response = serve(on, request)
     assert isinstance(response, HttpResponse)
     return response
@@ -249,20 +232,8 @@ def test_a_signed_in_session_works_with_the_csrf_token_and_is_refused_without_it
     client.force_login(ada)
     client.get("/admin/login/")  # any page that renders a form sets the CSRF cookie
     csrf = client.cookies["csrftoken"].value
-    payload = json.dumps(
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "tools/list",
-            "params": {
-                "_meta": {
-                    "io.modelcontextprotocol/protocolVersion": VERSION,
-                    "io.modelcontextprotocol/clientCapabilities": {},
-                }
-            },
-        }
-    )
-    headers = {"MCP-Protocol-Version": VERSION, "Mcp-Method": "tools/list"}
+    listing = wire.message("tools/list")
+    payload, headers = json.dumps(listing), wire.headers(listing)
     refused = client.post("/mcp", payload, content_type="application/json", headers=headers)
     assert refused.status_code == 403
     assert refused.json()["error"]["message"] == "Forbidden: CSRF check failed for the signed-in session"
@@ -288,23 +259,10 @@ def test_an_endpoint_can_take_its_own_auth_callables():
     User.objects.create_user("robot")
     api = build_api(server, namespace="auth-test", auth=[api_key])
     view: Any = api.urls[0][0].callback
-    meta = {
-        "io.modelcontextprotocol/protocolVersion": VERSION,
-        "io.modelcontextprotocol/clientCapabilities": {},
-    }
-    params = {"name": "whoami", "_meta": meta}
-    payload = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params})
-    headers: dict[str, Any] = {
-        "HTTP_MCP_PROTOCOL_VERSION": VERSION,
-        "HTTP_MCP_METHOD": "tools/call",
-        "HTTP_MCP_NAME": "whoami",
-    }
+    call = wire.message("tools/call", {"name": "whoami"})
     with override_settings(MCPFORMS={}):
         for key, status in (("robot", 200), ("nobody", 401)):
-            request = RequestFactory().post(
-                "/mcp", payload, content_type="application/json", HTTP_X_API_KEY=key, **headers
-            )
-            assert view(request).status_code == status
+            assert view(wire.http_request(call, HTTP_X_API_KEY=key)).status_code == status
 
 
 # Creating, listing and revoking tokens ------------------------------------------------------------------
@@ -379,7 +337,7 @@ def test_the_admin_shows_a_new_token_once_and_revokes_tokens(ada):
 
 
 def auth_check_ids(**configured: Any) -> list[str | None]:
-    from mcpforms.checks import check_auth_settings
+    from mcpforms.checks.auth import check_auth_settings
 
     with override_settings(MCPFORMS=configured):
         return [message.id for message in check_auth_settings()]

@@ -14,13 +14,10 @@ ROOT = Path(__file__).resolve().parent.parent
 CALLS = """
 import json
 from django.test import Client
+from tests import wire
 
-meta = {
-    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-    "io.modelcontextprotocol/clientCapabilities": {},
-}
-headers = {"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/list"}
-body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": meta}})
+listing = wire.message("tools/list")
+body, headers = json.dumps(listing), wire.headers(listing)
 anonymous = Client().post("/mcp", body, content_type="application/json", headers=headers)
 with_token = Client().post(
     "/mcp", body, content_type="application/json", headers={**headers, "Authorization": "Bearer mcpf_x"}

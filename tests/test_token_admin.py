@@ -19,21 +19,18 @@ from django.test import Client, RequestFactory, override_settings
 
 from mcpforms.api import serve
 from mcpforms.models import AccessToken
-from mcpforms.protocol.context import RequestContext
 from mcpforms.protocol.server import Server
+from tests import wire
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("token_auth_only")]
 
 ADD_URL = "/admin/mcpforms/accesstoken/add/"
 LIST_URL = "/admin/mcpforms/accesstoken/"
-VERSION = "2026-07-28"
 
 server = Server(key="token-admin")
 
 
-@server.tool(description="Say who is asking.")
-def whoami(ctx: RequestContext, arguments: dict[str, Any]) -> dict[str, Any]:
-    return {"content": [{"type": "text", "text": ctx.principal}]}
+server.tool()(wire.whoami)
 
 
 @pytest.fixture
@@ -45,26 +42,8 @@ def token_auth_only() -> Any:
 
 def principal_of(raw: str) -> str | None:
     """Who ``POST /mcp`` with ``Authorization: Bearer raw`` acts as, or None when it is refused."""
-    meta = {
-        "io.modelcontextprotocol/protocolVersion": VERSION,
-        "io.modelcontextprotocol/clientCapabilities": {},
-    }
-    payload = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "tools/call",
-        "params": {"name": "whoami", "arguments": {}, "_meta": meta},
-    }
-    request = RequestFactory().post(
-        "/mcp",
-        json.dumps(payload),
-        content_type="application/json",
-        HTTP_MCP_PROTOCOL_VERSION=VERSION,
-        HTTP_MCP_METHOD="tools/call",
-        HTTP_MCP_NAME="whoami",
-        HTTP_AUTHORIZATION=f"Bearer {raw}",
-    )
-    response = serve(server, request)
+    call = wire.message("tools/call", {"name": "whoami", "arguments": {}})
+    response = serve(server, wire.http_request(call, token=raw))
     assert isinstance(response, HttpResponse)
     if response.status_code == 401:
         return None

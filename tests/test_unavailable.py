@@ -25,12 +25,9 @@ from mcpforms.api import serve
 from mcpforms.models import Submission
 from mcpforms.protocol import RequestContext, Server
 from mcpforms.protocol.era2025.sessions import MemorySessions, Session
+from tests import wire
 
-VERSION, LEGACY = "2026-07-28", "2025-11-25"
-META = {
-    "io.modelcontextprotocol/protocolVersion": VERSION,
-    "io.modelcontextprotocol/clientCapabilities": {},
-}
+LEGACY = "2025-11-25"
 
 
 class UnreachableCache(MemorySessions):
@@ -68,14 +65,8 @@ def database_gone(error: type[Exception] = OperationalError) -> Iterator[None]:
 
 
 def call(tool: str, *, target: Server = server, request_id: int = 7) -> HttpResponseBase:
-    params = {"name": tool, "arguments": {}, "_meta": META}
-    body = json.dumps({"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params})
-    headers: dict[str, Any] = {
-        "HTTP_MCP_PROTOCOL_VERSION": VERSION,
-        "HTTP_MCP_METHOD": "tools/call",
-        "HTTP_MCP_NAME": tool,
-    }
-    return serve(target, RequestFactory().post("/mcp", body, content_type="application/json", **headers))
+    payload = wire.message("tools/call", {"name": tool, "arguments": {}}, request_id=request_id)
+    return serve(target, wire.http_request(payload))
 
 
 def legacy(method: str, *, target: Server, session: str | None = None) -> HttpResponseBase:
@@ -122,13 +113,7 @@ def test_the_next_request_works_once_the_database_is_back():
 
 @pytest.mark.django_db
 def test_a_database_gone_while_authenticating_is_a_503_too():
-    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": META}})
-    headers: dict[str, Any] = {
-        "HTTP_MCP_PROTOCOL_VERSION": VERSION,
-        "HTTP_MCP_METHOD": "tools/list",
-        "HTTP_AUTHORIZATION": "Bearer mcpf_unknown",
-    }
-    request = RequestFactory().post("/mcp", body, content_type="application/json", **headers)
+    request = wire.http_request(wire.message("tools/list"), token="mcpf_unknown")
     with database_gone():
         response = serve(server, request)
     # Refused before the body is read: no id to echo (spec §1.3 allows an id-less error).

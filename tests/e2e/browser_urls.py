@@ -17,7 +17,7 @@ class VaultForm(forms.Form):
     password = forms.CharField(widget=forms.PasswordInput, min_length=8)
 
 
-@mcpforms.register(VaultForm, name="vault")
+@mcpforms.tool(VaultForm, name="vault")
 def unlock(request: Any, form: forms.BaseForm) -> str:
     return f"Vault unlocked for {form.cleaned_data['username']}."
 

@@ -17,9 +17,9 @@ from typing import Any
 from django import forms
 from django.conf import settings
 
+import mcpforms
 from mcpforms.models import Submission
 from mcpforms.protocol import RequestContext
-from mcpforms.registry import register
 from mcpforms.signals import tool_completed
 from project.urls import urlpatterns
 
@@ -36,7 +36,7 @@ class HeldForm(forms.Form):
     note = forms.CharField(max_length=200)
 
 
-@register(HeldForm, description="Store the note; wait while the fault test holds this worker.")
+@mcpforms.tool(HeldForm, description="Store the note; wait while the fault test holds this worker.")
 def held_write(request: RequestContext, form: forms.Form) -> dict[str, Any]:
     note = form.cleaned_data["note"]
     Submission.objects.create(tool_name=TOOL, data={"note": note, "pid": os.getpid()})

@@ -11,13 +11,14 @@ from typing import Any
 from tests.conformance.run import NODE_BIN, ROOT
 
 
-def node_report(script: str, *arguments: str, timeout: float = 60) -> dict[str, Any]:
-    """Run ``tests/e2e/<script>`` with ``arguments``; fail with its stderr unless it exits 0."""
+def node_report(script: str | Path, *arguments: str, timeout: float = 60) -> dict[str, Any]:
+    """Run ``script`` (a path, or a name in tests/e2e) with ``arguments``; fail with its stderr unless it
+    exits 0."""
     node = NODE_BIN / "node"
     assert node.exists(), "node_modules is missing: run `npm ci` (make does)"
     env = {**os.environ, "PATH": f"{NODE_BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
     run = subprocess.run(
-        [str(node), str(Path(__file__).with_name(script)), *arguments],
+        [str(node), str(Path(__file__).parent / script), *arguments],
         cwd=ROOT,
         env=env,
         capture_output=True,

@@ -12,8 +12,8 @@ from typing import Any
 
 from django import forms
 
+import mcpforms
 from mcpforms.protocol import RequestContext
-from mcpforms.registry import register
 from project.urls import urlpatterns
 
 NOTES_SCOPE = "notes"
@@ -23,7 +23,7 @@ class NoteForm(forms.Form):
     note = forms.CharField(max_length=200)
 
 
-@register(NoteForm, scope=NOTES_SCOPE, description="Keep a note; needs the notes scope.")
+@mcpforms.tool(NoteForm, scope=NOTES_SCOPE, description="Keep a note; needs the notes scope.")
 def scoped_note(request: RequestContext, form: forms.Form) -> dict[str, Any]:
     return {"note": form.cleaned_data["note"], "user": request.user.get_username()}
 

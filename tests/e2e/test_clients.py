@@ -34,10 +34,6 @@ from tests.e2e.node import node_report
 
 ARTIFACTS = Path(os.environ.get("MCPFORMS_ARTIFACTS", ROOT / "artifacts")) / "clients"
 CHROMIUM = Path("/usr/bin/chromium")
-# The clients talk to a demo server of its own: run once per make test, not again per database or Django
-# version.
-pytestmark = pytest.mark.once
-
 README_URL = "http://127.0.0.1:8000/mcp"
 TOKEN_PLACEHOLDER = "mcpf_your_token_here"
 

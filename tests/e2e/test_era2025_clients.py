@@ -74,11 +74,11 @@ def test_a_typescript_user_who_declines_or_cancels_submits_nothing(demo, sdk, ac
 
 def test_a_legacy_completion_is_stored_once_and_the_session_ends_when_the_client_closes(demo):
     completed = demo.rows("select count(*) from mcpforms_completedflow")[0][0]
-    sessions = demo.rows("select count(*) from mcpforms_legacysession")[0][0]
+    sessions = demo.rows("select count(*) from mcpforms_era2025session")[0][0]
     python_legacy_signup(demo, "accept")
     assert demo.rows("select count(*) from mcpforms_completedflow")[0][0] == completed + 1
     # The Python client DELETEs its session on close; the TypeScript ones leave theirs to expire.
-    assert demo.rows("select count(*) from mcpforms_legacysession")[0][0] == sessions
+    assert demo.rows("select count(*) from mcpforms_era2025session")[0][0] == sessions
 
 
 def test_a_legacy_client_with_a_token_acts_for_its_user_and_one_without_sees_what_signing_in_opens(demo):

@@ -35,14 +35,13 @@ from typing import Any
 import httpx2
 import pytest
 
+from tests import wire
 from tests.e2e.deployment import Deployment, deployment
 from tests.e2e.services import Cluster, postgres_bin, private_postgres, private_redis
 
-# Servers and databases of their own: run once per make test, not again per database or Django version.
-pytestmark = [
-    pytest.mark.once,
-    pytest.mark.skipif(postgres_bin() is None, reason="PostgreSQL's server programs are not installed"),
-]
+pytestmark = pytest.mark.skipif(
+    postgres_bin() is None, reason="PostgreSQL's server programs are not installed"
+)
 
 # The server processes' tool (tests/e2e/fault_urls.py), named here: importing that module would register
 # it, and connect its counter to tool_completed, in the test process too.
@@ -129,11 +128,7 @@ def jsonrpc(message_id: int | str, method: str, params: dict[str, Any]) -> dict[
 
 
 def call_params(arguments: dict[str, Any]) -> dict[str, Any]:
-    meta = {
-        "io.modelcontextprotocol/protocolVersion": LATEST,
-        "io.modelcontextprotocol/clientCapabilities": CAPABILITIES,
-    }
-    return {"name": TOOL, "arguments": arguments, "_meta": meta}
+    return {"name": TOOL, "arguments": arguments, "_meta": wire.meta(CAPABILITIES)}
 
 
 CALL_HEADERS = {"MCP-Protocol-Version": LATEST, "Mcp-Method": "tools/call", "Mcp-Name": TOOL}

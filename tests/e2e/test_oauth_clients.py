@@ -43,12 +43,10 @@ from mcp.shared.auth import (
     OAuthToken,
 )
 
+from tests import wire
 from tests.conformance.oauth_site import STAFF, ConsentBrowser, OAuthDemo, deliver, oauth_demo
 from tests.conformance.run import NODE_BIN, ROOT, free_port, running_server
 from tests.e2e.oauth_cimd import CIMD_CLIENT_ID, CIMD_REDIRECT
-
-# A demo server of its own: run once per make test, not again per database or Django version.
-pytestmark = pytest.mark.once
 
 # The settings the test server adds to the demo's: a tool that needs a second scope, and the CIMD fetch
 # served from memory (the sandbox cannot serve an https client id; tests/e2e/oauth_cimd.py).
@@ -98,16 +96,11 @@ class Site:
 
     def call_with(self, token: str) -> httpx2.Response:
         """A bare 2026-07-28 ``tools/list`` with ``token``: what the resource server makes of it."""
-        meta = {
-            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-            "io.modelcontextprotocol/clientCapabilities": {},
-        }
-        body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": meta}}
+        body = wire.message("tools/list")
         headers = {
             "Authorization": f"Bearer {token}",
             "Accept": "application/json, text/event-stream",
-            "MCP-Protocol-Version": "2026-07-28",
-            "Mcp-Method": "tools/list",
+            **wire.headers(body),
         }
         return httpx2.post(self.endpoint, json=body, headers=headers, timeout=30)
 

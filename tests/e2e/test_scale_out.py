@@ -29,10 +29,10 @@ from typing import Any
 import httpx2
 import pytest
 
+from tests import wire
 from tests.e2e.deployment import REDIS, ROOT, Deployment, answers, deployment, needs_postgres
 
-# Its own servers and database: run once per make test, not again per database or Django version.
-pytestmark = [needs_postgres, pytest.mark.once]
+pytestmark = needs_postgres
 
 FLOWS = 200
 THREADS = 12
@@ -147,11 +147,7 @@ def latest_flow(cluster: Cluster, number: int, marker: str) -> dict[str, Any]:
     """A 2026-07-28 flow: every round a stateless tools/call, the state echoed to the other instance."""
     call = flow(cluster, number)
     call.headers |= {"MCP-Protocol-Version": LATEST, "Mcp-Method": "tools/call", "Mcp-Name": TOOL}
-    meta = {
-        "io.modelcontextprotocol/protocolVersion": LATEST,
-        "io.modelcontextprotocol/clientCapabilities": CAPABILITIES,
-    }
-    params: dict[str, Any] = {"name": TOOL, "arguments": {}, "_meta": meta}
+    params: dict[str, Any] = {"name": TOOL, "arguments": {}, "_meta": wire.meta(CAPABILITIES)}
     for fields, answer in answers_for(number, marker):
         asking = call.send("POST", body=request(1, "tools/call", params)).json()["result"]
         assert asking["resultType"] == "input_required", asking

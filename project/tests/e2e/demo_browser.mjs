@@ -4,7 +4,7 @@
 // through the page (an invalid address first), signs in to the admin as staff, opens a ticket and fills a
 // password form on its URL-mode page, all through the page's own buttons. Prints one JSON report for
 // test_demo_browser.py and saves screenshots in DIR.
-import { launchChromium } from './chromium.mjs';
+import { launchChromium } from '../../../tests/e2e/chromium.mjs';
 import path from 'node:path';
 
 const [base, artifacts] = process.argv.slice(2);

@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from django.conf import settings
 from django.contrib.auth.models import User
 from django.test import Client, override_settings
 
@@ -23,19 +22,16 @@ from mcpforms.models import FieldDefinition, FormDefinition
 from mcpforms.protocol.server import default_server
 from tests.core_client import APPS, CoreClient
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 TOOLS_CHECK = """
 import django
 django.setup()
 from django.test import Client
 from mcpforms.protocol.server import default_server
-meta = {
-    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-    "io.modelcontextprotocol/clientCapabilities": {},
-}
+from tests import wire
 from django.contrib.auth.models import User
-request = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": meta}}
+request = wire.message("tools/list")
 for user in (None, User.objects.get(username="staff")):
     reply = default_server.handle(request, user=user)
     print(" ".join(tool["name"] for tool in reply.body["result"]["tools"]))
@@ -92,14 +88,9 @@ def test_demo_migrates_seeds_idempotently_serves_its_tools_and_shows_the_derived
 
 @pytest.fixture
 def site() -> Iterator[None]:
-    """The demo's URLconf and its anonymous policy: anyone may sign up, every other tool needs a user."""
-    templates = [{**settings.TEMPLATES[0], "DIRS": [ROOT / "templates"]}]  # as project/settings.py has it
-    with override_settings(
-        ROOT_URLCONF="project.urls",
-        TEMPLATES=templates,
-        STATIC_URL="/static/",
-        MCPFORMS={"ALLOW_ANONYMOUS": ["signup"]},
-    ):
+    """The demo's anonymous policy (anyone may sign up, every other tool needs a user), without its OAuth
+    and its BASE_URL: the test client's host is the page's."""
+    with override_settings(MCPFORMS={"ALLOW_ANONYMOUS": ["signup"]}):
         yield
 
 
@@ -154,9 +145,10 @@ def test_the_home_page_lists_every_tool_including_one_defined_in_the_admin(site,
     assert "Defined in the admin" in booking and "Signed-in users" in booking
     assert "Registered in code" in shown["signup"] and "Open to anyone" in shown["signup"]
     assert 'href="/admin/mcpforms/formdefinition/' in booking  # edit it where it was defined
-    # Which paths each tool offers: the App UI, a form elicitation, the URL-mode page (passwords).
+    # Which paths each tool offers: the App UI, a form elicitation, the URL-mode page. A required password
+    # sends every call to the page at once: no form elicitation asks for the room.
     assert re.findall(r'badge-path">([^<]+)<', shown["signup"]) == ["MCP Apps UI", "Form elicitation"]
-    assert re.findall(r'badge-path">([^<]+)<', booking) == ["Form elicitation", "URL-mode page"]
+    assert re.findall(r'badge-path">([^<]+)<', booking) == ["URL-mode page"]
     assert config(page)["tools"]["room_booking"]["fields"] == [
         {"name": "room", "id": "room_booking-room", "kind": "text"},
         {"name": "needs", "id": "room_booking-needs", "kind": "multiple"},
@@ -273,7 +265,7 @@ def test_the_favicon_is_the_demos(site):
 @pytest.mark.django_db
 def test_a_form_that_cannot_be_built_does_not_take_the_page_down(site, staff):
     from mcpforms.registry import register, registry_for
-    from tests.forms import SignupForm
+    from project.demo.forms import SignupForm
 
     class Fussy(mcpforms.FormTool):
         form_class = SignupForm
@@ -306,15 +298,10 @@ from django.conf import settings
 from django.test import Client
 import mcpforms.oauth
 from mcpforms.oauth.resource import OAuth2Auth
-meta = {
-    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-    "io.modelcontextprotocol/clientCapabilities": {},
-}
+from tests import wire
 browser = Client(HTTP_HOST="127.0.0.1:8000")
-call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-        "params": {"name": "create_ticket", "arguments": {"subject": "Printer"}, "_meta": meta}}
-headers = {"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "create_ticket"}
-answer = browser.post("/mcp", json.dumps(call), content_type="application/json", headers=headers)
+call = wire.message("tools/call", {"name": "create_ticket", "arguments": {"subject": "Printer"}})
+answer = browser.post("/mcp", json.dumps(call), content_type="application/json", headers=wire.headers(call))
 resource = browser.get("/.well-known/oauth-protected-resource/mcp")
 server = browser.get("/.well-known/oauth-authorization-server/oauth")
 print(json.dumps({

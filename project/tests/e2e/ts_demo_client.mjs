@@ -1,6 +1,6 @@
 // The TypeScript SDK v2 client completes the demo's two tools as the staff user (argv[3] is their token),
 // answering each elicitation like a user would.
-// Prints one JSON report for tests/e2e/test_demo_tools.py.
+// Prints one JSON report for project/tests/e2e/test_demo_tools.py.
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 
 const ANSWERS = {

@@ -17,7 +17,8 @@ import pytest
 from tests.e2e.demo_server import DemoServer, demo_server
 from tests.e2e.node import node_report
 
-ROOT = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[2]
 CHROMIUM = Path("/usr/bin/chromium")
 # A folder of its own: test_browser.py clears the *.png at the top of the artifacts folder.
 ARTIFACTS = Path(os.environ.get("MCPFORMS_ARTIFACTS", ROOT / "artifacts")) / "demo"
@@ -75,7 +76,8 @@ def report(server: DemoServer, tickets_before: int) -> dict[str, Any]:
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     for old in ARTIFACTS.glob("*.png"):
         old.unlink()
-    return node_report("demo_browser.mjs", server.url.removesuffix("/mcp"), str(ARTIFACTS), timeout=180)
+    base = server.url.removesuffix("/mcp")
+    return node_report(HERE / "demo_browser.mjs", base, str(ARTIFACTS), timeout=180)
 
 
 def test_the_home_page_lists_every_tool_and_what_an_anonymous_visitor_may_try(report):

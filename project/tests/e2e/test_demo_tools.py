@@ -18,7 +18,8 @@ import pytest
 from tests.e2e.demo_server import DemoServer, demo_server
 from tests.e2e.node import node_report
 
-ROOT = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[2]
 
 
 @pytest.fixture(scope="module")
@@ -95,7 +96,7 @@ def test_an_admin_defined_form_stores_one_submission(demo):
 
 
 def test_the_typescript_client_completes_both_demo_tools(demo):
-    report = node_report("ts_demo_client.mjs", demo.url, demo.token)
+    report = node_report(HERE / "ts_demo_client.mjs", demo.url, demo.token)
     assert report["protocolVersion"] == "2026-07-28"
     assert report["signup"] == {"created": True, "email": "grace@example.com", "plan": "pro"}
     ticket = report["ticket"]
