@@ -190,8 +190,8 @@ class _Round:
         return None
 
     def merge(self, arguments: Any) -> _Merged:
-        """The values known so far: the object's current ones, the model's arguments, the answers earlier
-        rounds proved and this round's answer, each later one winning."""
+        """The values known so far: the object's current ones and the model's arguments in a first round,
+        what earlier rounds proved in a later one, then this round's answer, which wins."""
         # An update starts from the instance's current values (the unbound form's initial data).
         values = _defaults(self.fields) if self.instance is not None else {}
         given = _argument_values(arguments, self.by_name)
@@ -201,7 +201,10 @@ class _Round:
         ask: Ask = "always" if updating_unchanged else self.flow.ask
         state = self.ctx.request_state
         if state is not None:
-            values |= {name: value for name, value in state.answers.items() if name in self.by_name}
+            # A later round: the state holds everything earlier rounds knew, the arguments and the object's
+            # values included (the arguments are bound to it by their digest), less what the user cleared,
+            # which the repeated arguments must not bring back.
+            values = {name: value for name, value in state.answers.items() if name in self.by_name}
         content = self.response.content if self.response is not None else None
         if content is not None:
             self._take_answer(values, content)

@@ -9,10 +9,25 @@ import pytest
 from django import forms
 from django.contrib.auth.models import AnonymousUser, Permission, User
 from django.core.exceptions import ValidationError
+from django.core.validators import MinLengthValidator, RegexValidator
+from django.test import Client
 
+import mcpforms
+from mcpforms.flow import Ask
 from mcpforms.protocol.server import Server
-from mcpforms.registry import register, register_prompt
-from tests.core_client import CoreClient, accept, asked, assert_unknown_tool, text
+from mcpforms.registry import register, registry_for
+from mcpforms.signals import tool_declined
+from mcpforms.tools import FormTool
+from tests.core_client import (
+    APPS,
+    CoreClient,
+    accept,
+    asked,
+    assert_unknown_tool,
+    page_path,
+    text,
+    url_request,
+)
 from tests.forms import SignupForm
 from tests.testapp.models import Colour, Gadget
 
@@ -36,29 +51,23 @@ def runs() -> list[dict[str, Any]]:
 def server(runs) -> Server:
     server = Server(name="test")
 
-    @register(SignupForm, server=server, message="Create your account")
+    @mcpforms.tool(SignupForm, server=server, message="Create your account")
     def signup(request, form):
         runs.append(dict(form.cleaned_data))
         return {"email": form.cleaned_data["email"], "plan": form.cleaned_data["plan"]}
 
-    @register(SignupForm, name="confirm_signup", ask="always", server=server)
+    @mcpforms.tool(SignupForm, name="confirm_signup", ask="always", server=server)
     def confirm(request, form):
         runs.append(dict(form.cleaned_data))
         return "Signed up."
 
-    @register(SignupForm, name="plain_signup", ask="never", server=server)
+    @mcpforms.tool(SignupForm, name="plain_signup", ask="never", server=server)
     def plain(request, form):
         runs.append(dict(form.cleaned_data))
         return "Signed up."
 
     register(GadgetForm, name="add_gadget", server=server)
     register(GadgetForm, name="edit_gadget", update=True, server=server)
-    register_prompt(
-        SignupForm,
-        name="welcome",
-        template="Write a welcome mail to {email} on the {plan} plan.",
-        server=server,
-    )
     return server
 
 
@@ -159,6 +168,15 @@ def test_an_out_of_bounds_argument_is_asked_again_with_the_form_message(client):
     assert "Age (age): Ensure this value is greater than or equal to 18." in params["message"]
 
 
+def test_each_correction_is_quoted_on_its_own_line(client):
+    first = client.call("signup", {"email": "nope", "plan": "pro", "age": 12})
+    assert asked(first, "signup")["message"] == (
+        "Create your account\nPlease correct:\n"
+        "- Email (email): Enter a valid email address.\n"
+        "- Age (age): Ensure this value is greater than or equal to 18."
+    )
+
+
 @pytest.mark.parametrize(("action", "word"), [("decline", "declined"), ("cancel", "cancelled")])
 def test_decline_and_cancel_end_the_call_without_running(client, runs, action, word):
     first = client.call("signup", {})
@@ -167,6 +185,32 @@ def test_decline_and_cancel_end_the_call_without_running(client, runs, action, w
     assert word in text(result)
     assert "nothing was submitted" in text(result)
     assert runs == []
+
+
+@pytest.mark.parametrize(
+    ("action", "said"),
+    [
+        ("decline", "The user declined to fill in the Signup form; nothing was submitted."),
+        ("cancel", "The user cancelled the Signup form; nothing was submitted."),
+    ],
+)
+def test_decline_and_cancel_name_the_form_and_tell_tool_declined_receivers_which_it_was(
+    client, django_capture_on_commit_callbacks, action, said
+):
+    heard: list[str] = []
+
+    def receive(sender: Any, *, action: str, **kwargs: Any) -> None:
+        heard.append(action)
+
+    first = client.call("signup", {})
+    tool_declined.connect(receive)
+    try:
+        with django_capture_on_commit_callbacks(execute=True):
+            result = client.answer(first, "signup", signup={"action": action})
+    finally:
+        tool_declined.disconnect(receive)
+    assert text(result) == said
+    assert heard == [action]
 
 
 def test_a_tampered_state_is_a_json_rpc_error(client, runs):
@@ -293,6 +337,20 @@ def test_ask_always_shows_everything_prefilled_before_running(client, runs):
     assert runs == [{"email": "ada@example.com", "plan": "pro", "age": None, "newsletter": False}]
 
 
+def test_a_value_the_user_cleared_stays_cleared_in_later_rounds(client, runs):
+    # The model guessed an age and the user removed it while fixing the form: in the round after, the
+    # model's guess must not come back from the arguments, which every round of the call repeats.
+    arguments = {"email": "ada@example.com", "plan": "pro", "age": 40}
+    first = client.call("confirm_signup", arguments)
+    second = client.answer(
+        first, "confirm_signup", arguments, confirm_signup=accept(email="nope", plan="pro")
+    )
+    assert list(asked(second, "confirm_signup")["requestedSchema"]["properties"]) == ["email"]
+    done = client.answer(second, "confirm_signup", arguments, confirm_signup=accept(email="ada@example.com"))
+    assert text(done) == "Signed up."
+    assert runs == [{"email": "ada@example.com", "plan": "pro", "age": None, "newsletter": False}]
+
+
 def test_ask_never_behaves_like_a_plain_tool(client, runs):
     result = client.call("plain_signup", {"plan": "pro"})
     assert result["isError"] is True
@@ -316,6 +374,10 @@ def test_ask_always_never_runs_without_the_users_confirmation(server, runs, over
     refused = client.call("confirm_signup", {"email": "ada@example.com", "plan": "pro"})
     assert refused["isError"] is True
     assert "needs the user's confirmation before it runs" in text(refused)
+    assert text(refused) == (
+        "The Confirm signup form needs the user's confirmation before it runs, and this client cannot ask "
+        "the user (no form elicitation, no MCP Apps UI, no URL mode). Nothing was submitted."
+    )
     assert runs == []
 
 
@@ -328,6 +390,14 @@ def test_without_elicitation_missing_fields_are_listed_for_the_model(server, run
     assert "Email (email): Enter a valid email address." in message
     assert "Plan (plan): This field is required." in message
     assert "Age (age): Ensure this value is greater than or equal to 18." in message
+    # One line per field, in the form's order, and what the model can do about it.
+    assert message == (
+        "Could not submit the Signup form; these fields are missing or invalid:\n"
+        "- Email (email): Enter a valid email address.\n"
+        "- Plan (plan): This field is required.\n"
+        "- Age (age): Ensure this value is greater than or equal to 18.\n"
+        "Pass valid values as arguments, or ask the user for them."
+    )
     assert runs == []
 
 
@@ -401,45 +471,6 @@ def _gadget_server() -> Server:
     return server
 
 
-# ---- forms as prompts ------------------------------------------------------------------------------------
-
-
-def test_a_form_prompt_asks_then_fills_its_messages(client):
-    prompts = client.result("prompts/list")["prompts"]
-    assert prompts[0]["name"] == "welcome"
-    assert {arg["name"] for arg in prompts[0]["arguments"]} == {"email", "plan", "age", "newsletter"}
-    first = client.result("prompts/get", {"name": "welcome", "arguments": {"plan": "team"}})
-    assert list(asked(first, "welcome")["requestedSchema"]["properties"]) == ["email", "age", "newsletter"]
-    done = client.result(
-        "prompts/get",
-        {
-            "name": "welcome",
-            "arguments": {"plan": "team"},
-            "requestState": first["requestState"],
-            "inputResponses": {"welcome": accept(email="ada@example.com")},
-        },
-    )
-    mcp_types.GetPromptResult.model_validate(done)
-    assert (
-        done["messages"][0]["content"]["text"] == "Write a welcome mail to ada@example.com on the team plan."
-    )
-
-
-def test_a_declined_prompt_is_an_error(client):
-    first = client.result("prompts/get", {"name": "welcome", "arguments": {}})
-    body = client.send(
-        "prompts/get",
-        {
-            "name": "welcome",
-            "arguments": {},
-            "requestState": first["requestState"],
-            "inputResponses": {"welcome": {"action": "decline"}},
-        },
-    )
-    assert body["error"]["code"] == -32602
-    assert "declined" in body["error"]["message"]
-
-
 def test_model_form_update_without_changes_shows_the_whole_form_with_current_values(over_http):
     lamp = Gadget.objects.create(name="Lamp", slug="lamp", stock=3)
     root = User.objects.create(username="root", is_superuser=True)
@@ -483,12 +514,33 @@ def test_a_missing_hidden_field_is_for_the_model_to_pass(over_http):
     assert done["structuredContent"] == {"campaign": "spring", "email": "ada@example.com"}
 
 
+class ReferralForm(forms.Form):
+    """Sign up through a referral the model knows about."""
+
+    campaign = forms.CharField(widget=forms.HiddenInput)
+    referrer = forms.CharField(widget=forms.HiddenInput)
+    email = forms.EmailField()
+
+
+def test_every_missing_hidden_field_is_named_for_the_model(over_http):
+    server = Server()
+    register(ReferralForm, server=server)
+    refused = CoreClient(server, over_http=over_http).call("referral", {"email": "ada@example.com"})
+    assert text(refused) == (
+        "The Referral form needs campaign (hidden), referrer (hidden), which cannot be asked in a form "
+        "elicitation: a hidden field must be passed as an argument.\n"
+        "- Campaign (campaign): This field is required.\n"
+        "- Referrer (referrer): This field is required."
+    )
+
+
 def test_a_form_with_nothing_askable_cannot_be_confirmed_by_elicitation(over_http):
     server = Server()
     register(OnlyHiddenForm, name="only_hidden", ask="always", server=server)
     result = CoreClient(server, over_http=over_http).call("only_hidden", {"campaign": "spring"})
     assert result["isError"] is True
     assert "has no field a form elicitation can ask" in text(result)
+    assert text(result) == "The Only hidden form has no field a form elicitation can ask."
 
 
 def test_arguments_that_are_not_plain_json_values_are_ignored(client, runs):
@@ -505,7 +557,7 @@ def test_the_flow_tolerates_arguments_that_are_not_an_object():
     ctx = RequestContext(
         method="tools/call", binding="tool:x", arguments=None, client_capabilities={}, meta={}
     )
-    outcome = run(FormFlow(SignupForm, key="x", message="m"), ctx, None)
+    outcome = run(FormFlow(SignupForm, key="x", message="m"), ctx, None, confirm_label="the X form")
     assert isinstance(outcome, Refused)
     assert "Email (email): This field is required." in outcome.text
 
@@ -533,7 +585,7 @@ class ProjectForm(forms.Form):
 def _project_server(runs: list[dict[str, Any]]) -> Server:
     server = Server()
 
-    @register(ProjectForm, server=server, form_kwargs=lambda request: {"user": request.user})
+    @mcpforms.tool(ProjectForm, server=server, form_kwargs=lambda request: {"user": request.user})
     def project(request, form):
         runs.append(dict(form.cleaned_data))
         return "Started."
@@ -590,7 +642,7 @@ class MeetingForm(forms.Form):
 def test_a_form_level_error_re_asks_every_field_with_the_forms_message(runs, over_http):
     server = Server()
 
-    @register(MeetingForm, server=server, message="Book a room")
+    @mcpforms.tool(MeetingForm, server=server, message="Book a room")
     def meeting(request, form):
         runs.append(dict(form.cleaned_data))
         return "Booked."
@@ -634,7 +686,7 @@ class PizzaForm(forms.Form):
 def _pizza_client(runs: list[dict[str, Any]], over_http: bool) -> CoreClient:
     server = Server()
 
-    @register(PizzaForm, server=server, message="Your order")
+    @mcpforms.tool(PizzaForm, server=server, message="Your order")
     def pizza(request, form):
         runs.append(dict(form.cleaned_data))
         return "Ordered."
@@ -740,3 +792,224 @@ def test_an_answer_the_schema_rejects_is_re_asked_with_djangos_message(client, r
     assert message in params["message"]
     assert list(params["requestedSchema"]["properties"]) == [field]
     assert runs == []
+
+
+# ---- several messages for one field, or for the whole form -----------------------------------------------
+
+
+class VoucherForm(forms.Form):
+    """Redeem a voucher."""
+
+    code = forms.CharField(
+        validators=[MinLengthValidator(6), RegexValidator(r"^[A-Z0-9]+$", "Use capitals and digits only.")]
+    )
+    nights = forms.IntegerField(min_value=1)
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean() or {}
+        if cleaned.get("nights", 0) > 7:
+            raise ValidationError(["A voucher covers a week at most.", "Book the rest separately."])
+        return cleaned
+
+
+def _voucher_client(over_http: bool) -> CoreClient:
+    server = Server()
+    register(VoucherForm, server=server, message="Your voucher")
+    return CoreClient(server, over_http=over_http)
+
+
+def test_a_field_with_several_problems_gets_them_all_on_its_line(over_http):
+    first = _voucher_client(over_http).call("voucher", {"code": "ab1", "nights": 2})
+    assert asked(first, "voucher")["message"] == (
+        "Your voucher\nPlease correct:\n"
+        "- Code (code): Ensure this value has at least 6 characters (it has 3). Use capitals and digits only."
+    )
+
+
+def test_a_form_with_several_problems_of_its_own_gets_them_all_on_one_line(over_http):
+    first = _voucher_client(over_http).call("voucher", {"code": "SPRING26", "nights": 9})
+    assert asked(first, "voucher")["message"] == (
+        "Your voucher\nPlease correct:\n- A voucher covers a week at most. Book the rest separately."
+    )
+
+
+# ---- MCP Apps hosts: the form UI --------------------------------------------------------------------------
+
+
+def test_an_apps_host_shows_the_form_prefilled_with_only_the_models_mistakes_marked(server, runs, over_http):
+    client = CoreClient(server, capabilities=APPS | {"elicitation": {"form": {}}}, over_http=over_http)
+    shown = client.call("signup", {"plan": "pro", "age": 12})
+    assert_wire_valid(shown)
+    assert shown["resultType"] == "complete"  # a tool result the host renders, not an elicitation
+    assert shown["_meta"]["ui"]["resourceUri"] == "ui://mcpforms/signup"
+    content = shown["structuredContent"]
+    assert [field["name"] for field in content["fields"]] == ["email", "plan", "age", "newsletter"]
+    assert content["values"] == {"plan": "pro", "age": 12}
+    # The missing email is for the user to fill in; only the age the model passed is judged.
+    assert content["errors"] == {"age": ["Ensure this value is greater than or equal to 18."]}
+    assert runs == []
+
+
+def test_the_apps_submit_tool_returns_djangos_messages_per_field_and_runs_on_valid_values(
+    server, runs, over_http
+):
+    client = CoreClient(server, capabilities=APPS, over_http=over_http)
+    refused = client.call("signup_submit", {"email": "nope", "plan": "pro"})
+    assert refused["isError"] is True
+    assert refused["structuredContent"] == {"errors": {"email": ["Enter a valid email address."]}}
+    assert runs == []
+    done = client.call("signup_submit", {"email": "ada@example.com", "plan": "pro"})
+    assert done["structuredContent"] == {"email": "ada@example.com", "plan": "pro"}
+    assert len(runs) == 1
+
+
+# ---- passwords, and confirmation on the URL-mode page ------------------------------------------------------
+
+
+class LoginForm(forms.Form):
+    """Sign in to the archive."""
+
+    username = forms.CharField()
+    password = forms.CharField(widget=forms.PasswordInput)
+
+
+URL_ONLY: dict[str, Any] = {"elicitation": {"url": {}}}
+FORM_AND_URL: dict[str, Any] = {"elicitation": {"form": {}, "url": {}}}
+
+
+@pytest.fixture
+def page_server(server: Server, settings: Any) -> Server:
+    """``server`` with a password form, on a site whose URL-mode pages have an address."""
+    settings.MCPFORMS = {**settings.MCPFORMS, "BASE_URL": "http://testserver"}
+    register(LoginForm, server=server)
+    register(LoginForm, name="plain_login", ask="never", server=server)
+    return server
+
+
+def _page_html(result: dict[str, Any], key: str) -> str:
+    page = Client().get(page_path(result, key))
+    assert page.status_code == 200
+    return page.content.decode()
+
+
+def test_a_missing_password_sends_the_user_to_the_page_prefilled_with_the_rest(page_server, over_http):
+    client = CoreClient(page_server, capabilities=FORM_AND_URL, over_http=over_http)
+    first = client.call("login", {"username": "ada"})
+    assert "a password" in url_request(first, "login")["message"]
+    assert 'name="username" value="ada"' in _page_html(first, "login")
+
+
+def test_without_url_mode_the_missing_password_is_named_for_the_model(page_server, over_http):
+    refused = CoreClient(page_server, over_http=over_http).call("login", {"username": "ada"})
+    assert refused["isError"] is True
+    assert text(refused).endswith(
+        "Use a client that supports it.\n- Password (password): This field is required."
+    )
+
+
+def test_a_tool_that_never_asks_lists_a_missing_password_for_the_model_like_any_field(page_server, over_http):
+    client = CoreClient(page_server, capabilities=FORM_AND_URL, over_http=over_http)
+    refused = client.call("plain_login", {"username": "ada"})
+    assert refused["isError"] is True
+    assert text(refused) == (
+        "Could not submit the Plain login form; these fields are missing or invalid:\n"
+        "- Password (password): This field is required.\n"
+        "Pass valid values as arguments, or ask the user for them."
+    )
+
+
+def test_ask_always_is_confirmed_on_the_page_by_a_client_with_url_mode_only(page_server, runs, over_http):
+    client = CoreClient(page_server, capabilities=URL_ONLY, over_http=over_http)
+    first = client.call("confirm_signup", {"email": "ada@example.com", "plan": "team"})
+    url_request(first, "confirm_signup")
+    assert 'value="ada@example.com"' in _page_html(first, "confirm_signup")
+    assert runs == []
+
+
+# ---- a form that changes while it is being filled in -----------------------------------------------------
+
+STALE = "This form changed while it was being filled in; please check the answers again."
+
+
+class PlanOnlyForm(SignupForm):
+    """Choose a plan."""
+
+    email = None  # type: ignore[assignment]  # the new version asks no email
+
+
+def _publish(
+    server: Server,
+    runs: list[dict[str, Any]],
+    form: type[forms.BaseForm],
+    *,
+    version: str,
+    ask: Ask = "missing",
+) -> None:
+    """(Re)define the ``survey`` tool, as saving an admin-defined form does: a new version of its form."""
+
+    class Survey(FormTool):
+        form_class = form
+        name = "survey"
+
+        def handle(self, request: Any, form: forms.BaseForm) -> str:
+            runs.append(dict(form.cleaned_data))
+            return "Thanks."
+
+    Survey.version, Survey.ask = version, ask
+    registry_for(server).unregister("survey")
+    register(Survey, server=server)
+
+
+def test_a_changed_form_is_asked_again_afresh_and_the_old_final_round_runs_nothing(server, runs, over_http):
+    _publish(server, runs, SignupForm, version="1")
+    client = CoreClient(server, over_http=over_http)
+    first = client.call("survey", {"plan": "pro"})
+    final = accept(email="ada@example.com", age=30)
+    _publish(server, runs, SignupForm, version="2")
+    again = client.answer(first, "survey", {"plan": "pro"}, survey=final)
+    params = asked(again, "survey")
+    assert params["message"] == f"{STALE}\nPlease fill in: Survey"
+    # What the model passed still stands; the old answers are no answers to the new form.
+    assert list(params["requestedSchema"]["properties"]) == ["email", "age", "newsletter"]
+    assert "default" not in params["requestedSchema"]["properties"]["email"]
+    assert runs == []
+    done = client.answer(again, "survey", {"plan": "pro"}, survey=final)
+    assert text(done) == "Thanks."
+    assert runs == [{"email": "ada@example.com", "plan": "pro", "age": 30, "newsletter": False}]
+
+
+def test_a_changed_form_that_needs_nothing_more_is_still_shown_to_the_user_first(server, runs, over_http):
+    arguments = {"plan": "pro", "age": 30, "newsletter": True}
+    _publish(server, runs, SignupForm, version="1")
+    client = CoreClient(server, over_http=over_http)
+    first = client.call("survey", arguments)
+    _publish(server, runs, PlanOnlyForm, version="2")
+    again = client.answer(first, "survey", arguments, survey=accept(email="ada@example.com"))
+    properties = asked(again, "survey")["requestedSchema"]["properties"]
+    assert {name: prop.get("default") for name, prop in properties.items()} == arguments
+    assert runs == []
+
+
+def test_a_changed_form_is_refused_to_a_client_that_cannot_show_it(server, runs, over_http):
+    _publish(server, runs, SignupForm, version="1")
+    first = CoreClient(server, over_http=over_http).call("survey", {"plan": "pro"})
+    _publish(server, runs, SignupForm, version="2")
+    plain = CoreClient(server, capabilities={}, over_http=over_http)
+    refused = plain.answer(first, "survey", {"plan": "pro"}, survey=accept(email="ada@example.com"))
+    assert refused["isError"] is True
+    assert text(refused) == f"{STALE} Call the tool again; nothing was submitted."
+    assert runs == []
+
+
+def test_a_form_changed_to_never_ask_runs_the_old_round_on_valid_arguments_as_any_call(
+    server, runs, over_http
+):
+    # Nobody is ever asked to look at a form that never asks: a fresh call with these arguments would run.
+    arguments = {"plan": "pro", "age": 30}
+    _publish(server, runs, SignupForm, version="1")
+    client = CoreClient(server, over_http=over_http)
+    first = client.call("survey", arguments)
+    _publish(server, runs, PlanOnlyForm, version="2", ask="never")
+    done = client.answer(first, "survey", arguments, survey=accept(email="ada@example.com"))
+    assert text(done) == "Thanks."
+    assert runs == [{"plan": "pro", "age": 30, "newsletter": False}]
