@@ -139,7 +139,7 @@ class FormDefinitionAdmin(FormDefinitionModelAdmin):
     ]
 
     def _form_class(self, definition: FormDefinition) -> type[forms.Form] | None:
-        if definition.pk is None:
+        if definition._state.adding:  # nothing to preview before the definition is saved
             return None
         try:
             return definition_form_class(definition)

@@ -183,7 +183,8 @@ class RegistrationPermission:
 
 def custom_schemes() -> frozenset[str]:
     """The custom schemes a redirect URI may use besides https and loopback http."""
-    configured = conf.OAUTH_REDIRECT_SCHEMES
+    # Typed as the setting should be, read as it may be: a malformed value is E315's to report.
+    configured: object = conf.OAUTH_REDIRECT_SCHEMES
     if not isinstance(configured, list | tuple):
         return frozenset()  # mcpforms.E315 says so
     return (
