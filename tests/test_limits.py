@@ -363,18 +363,7 @@ class LegacyWire:
 
     def __init__(self, server: Server) -> None:
         self.server = server
-        response = self.post(
-            {
-                "jsonrpc": "2.0",
-                "id": 0,
-                "method": "initialize",
-                "params": {
-                    "protocolVersion": "2025-11-25",
-                    "capabilities": {"elicitation": {"form": {}}},
-                    "clientInfo": {"name": "limits", "version": "1"},
-                },
-            }
-        )
+        response = self.post(wire.initialize({"elicitation": {"form": {}}}, client="limits"))
         self.session = response["Mcp-Session-Id"]
 
     def _headers(self) -> dict[str, Any]:

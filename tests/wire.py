@@ -52,6 +52,22 @@ def message(
     }
 
 
+def initialize(
+    capabilities: dict[str, Any] | None = None, *, client: str = "tests", version: str = "2025-11-25"
+) -> dict[str, Any]:
+    """The ``initialize`` request a 2025-era client opens its session with."""
+    return {
+        "jsonrpc": "2.0",
+        "id": 0,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": version,
+            "capabilities": capabilities or {},
+            "clientInfo": {"name": client, "version": "1"},
+        },
+    }
+
+
 def headers(payload: dict[str, Any]) -> dict[str, str]:
     """The headers that mirror ``payload`` over HTTP: its version and method, and the name of the tool,
     prompt or resource it addresses (§8.2). Header names as Django's test ``Client(headers=...)`` takes."""

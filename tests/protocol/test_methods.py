@@ -23,18 +23,7 @@ class Eras:
 
     def __init__(self, server: Server) -> None:
         self.server = server
-        opened = server.handle(
-            {
-                "jsonrpc": "2.0",
-                "id": 0,
-                "method": "initialize",
-                "params": {
-                    "protocolVersion": "2025-11-25",
-                    "capabilities": {},
-                    "clientInfo": {"name": "c", "version": "1"},
-                },
-            }
-        )
+        opened = server.handle(wire.initialize())
         self.session = {"mcp-session-id": opened.headers["Mcp-Session-Id"]}
 
     def both(self, method: str, params: dict[str, Any]) -> tuple[Reply, Reply]:
