@@ -5,15 +5,14 @@ Screenshots land in artifacts/admin/."""
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.conformance.run import free_port, running_server
+from tests.conformance.run import free_port
+from tests.e2e.browser_site import browser_site
 from tests.e2e.node import node_report
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -30,31 +29,10 @@ pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's ch
 def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """The test project on a fresh SQLite file behind ``runserver``, with a superuser and the admin's CSS."""
     directory = tmp_path_factory.mktemp("admin-browser")
-    port = free_port()
-    database = directory / "db.sqlite3"
-    # DEBUG lets runserver serve the admin's static files: without its CSS the page's width means nothing.
-    (directory / "admin_browser_settings.py").write_text(
-        "from tests.settings import *\n"
-        "DEBUG = True\n"
-        "INSTALLED_APPS = [*INSTALLED_APPS, 'django.contrib.staticfiles']\n"
-        "STATIC_URL = '/static/'\n"
-        f"DATABASES['default'] = {{'ENGINE': 'django.db.backends.sqlite3', 'NAME': {str(database)!r}}}\n"
-        "MCPFORMS = {'ALLOW_ANONYMOUS': True}\n"
-    )
-    env = {
-        **os.environ,
-        "PYTHONPATH": f"{directory}{os.pathsep}{ROOT}",
-        "DJANGO_SETTINGS_MODULE": "admin_browser_settings",
-        "DJANGO_SUPERUSER_PASSWORD": PASSWORD,
-        "PYTHONUNBUFFERED": "1",
-    }
-    env.pop("DATABASE_URL", None)
-    manage = [sys.executable, "manage.py"]
-    subprocess.run([*manage, "migrate", "-v0"], cwd=ROOT, env=env, check=True)
-    superuser = ["createsuperuser", "--noinput", "--username", USERNAME, "--email", "staff@example.com"]
-    subprocess.run([*manage, *superuser], cwd=ROOT, env=env, check=True, capture_output=True)
-    with running_server(directory / "runserver.log", env=env, port=port):
-        yield f"http://127.0.0.1:{port}"
+    staff = (USERNAME, "staff@example.com", PASSWORD)
+    settings = "MCPFORMS = {'ALLOW_ANONYMOUS': True}"
+    with browser_site(directory, port=free_port(), settings=settings, superuser=staff) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")

@@ -6,8 +6,6 @@ for an app on this computer shows, and Allow sends the browser on to the client'
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,7 +13,8 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 
 import pytest
 
-from tests.conformance.run import free_port, running_server
+from tests.conformance.run import free_port
+from tests.e2e.browser_site import browser_site
 from tests.e2e.node import node_report
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -71,33 +70,15 @@ def authorize_query(client_id: str, redirect: str, port: int) -> str:
 def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, int]]:
     directory = tmp_path_factory.mktemp("oauth-browser")
     port = free_port()
-    database = directory / "db.sqlite3"
-    (directory / "oauth_browser_settings.py").write_text(
-        "from tests.settings import *\n"
-        "DEBUG = True\n"
-        "INSTALLED_APPS = [*INSTALLED_APPS, 'django.contrib.staticfiles']\n"
-        "STATIC_URL = '/static/'\n"
-        f"DATABASES['default'] = {{'ENGINE': 'django.db.backends.sqlite3', 'NAME': {str(database)!r}}}\n"
+    settings = (
         f"MCPFORMS = {{'AUTHENTICATION': ['mcpforms.oauth.OAuth2Auth'], 'BASE_URL': 'http://127.0.0.1:{port}'}}\n"
         "OAUTH2_PROVIDER = {'SCOPES': {'mcp': \"Use this site's forms as you\"}, 'DEFAULT_SCOPES': ['mcp'],\n"
         "    'ALLOW_LOCALHOST_LOOPBACK': True, 'ALLOWED_REDIRECT_URI_SCHEMES': ['https', 'http', 'cursor'],\n"
         f"    'COMPLIANT_BCP_RFC9700_AUTHZ_RESPONSE_ISS': True, 'OIDC_ISS_ENDPOINT': 'http://127.0.0.1:{port}/oauth'}}\n"
     )
-    env = {
-        **os.environ,
-        "PYTHONPATH": f"{directory}{os.pathsep}{ROOT}",
-        "DJANGO_SETTINGS_MODULE": "oauth_browser_settings",
-        "DJANGO_SUPERUSER_PASSWORD": PASSWORD,
-        "PYTHONUNBUFFERED": "1",
-    }
-    env.pop("DATABASE_URL", None)
-    manage = [sys.executable, "manage.py"]
-    subprocess.run([*manage, "migrate", "-v0"], cwd=ROOT, env=env, check=True)
-    superuser = ["createsuperuser", "--noinput", "--username", USERNAME, "--email", "ada@example.com"]
-    subprocess.run([*manage, *superuser], cwd=ROOT, env=env, check=True, capture_output=True)
-    subprocess.run([*manage, "shell", "-c", SETUP], cwd=ROOT, env=env, check=True)
-    with running_server(directory / "runserver.log", env=env, port=port):
-        yield f"http://127.0.0.1:{port}", port
+    ada = (USERNAME, "ada@example.com", PASSWORD)
+    with browser_site(directory, port=port, settings=settings, superuser=ada, setup=SETUP) as url:
+        yield url, port
 
 
 @pytest.fixture(scope="module")
