@@ -235,6 +235,17 @@ def test_a_form_that_fails_to_convert_is_reported_not_raised():
     assert "error        FormConversionError" in detail
 
 
+def test_a_tool_whose_options_fail_their_checks_is_reported_as_not_served():
+    register(SignupForm, name="cmd_bad_ask", ask="sometimes")
+    out, err = run()
+    assert "Traceback" not in out + err
+    assert row_of(out, "cmd_bad_ask").split()[-2:] == ["error", "no"]  # served to nobody
+    assert "cmd_bad_ask: its form cannot be offered: mcpforms.E401: ask='sometimes'" in out
+    entry = json.loads(run("cmd_bad_ask", "--json")[0])
+    assert entry["error"].startswith("mcpforms.E401: ") and "'sometimes'" in entry["error"]
+    assert entry["input_schema"] is None and entry["paths"] == []
+
+
 def test_what_the_registry_serves_from_its_sources_is_what_is_listed(monkeypatch):
     server = Server()
     registry = registry_for(server)

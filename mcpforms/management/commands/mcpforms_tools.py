@@ -81,6 +81,10 @@ def describe(tool: FormTool, source: dict[str, Any]) -> dict[str, Any]:
         "elicitation_schema": None,
         "error": None,
     }
+    # A tool whose options fail their checks is never served (manage.py check names the problem).
+    if refused := [message for message in tool.check() if message.is_serious()]:
+        entry["error"] = " ".join(f"{message.id}: {message.msg}" for message in refused)
+        return entry
     try:
         entry["permission"] = tool.required_permission()
         entry["anonymous"] = anonymous_may_use(tool)
