@@ -174,15 +174,23 @@ def _as_posted(form_field: forms.Field, value: Any) -> Any:
 
 
 def _refuse_the_field_being_cleaned(form: forms.BaseForm) -> None:
-    """Give the field whose cleaning raised its own "invalid choice" message: it is the first one that
-    has neither a cleaned value nor an error yet (``BaseForm._clean_fields`` goes in order)."""
+    """Give the field whose cleaning overflowed its own message: it is the first one that has neither a
+    cleaned value nor an error yet (``BaseForm._clean_fields`` goes in order). A choice field names the
+    key no row holds ("Select a valid choice."); any other (a ``FloatField`` given a number past a
+    double) says what it takes ("Enter a number.")."""
     done = set(form.cleaned_data) | set(form.errors)
     name = next(name for name in form.fields if name not in done)
+    messages = form.fields[name].error_messages
+    if "invalid_choice" not in messages:
+        form.add_error(
+            name, forms.ValidationError(messages.get("invalid", "Enter a valid value."), code="invalid")
+        )
+        return
     posted = form.data.get(form.add_prefix(name))
     items = posted if isinstance(posted, list) else [posted]
     value = next((item for item in items if _no_key(item)), posted)
-    message = form.fields[name].error_messages.get("invalid_choice", "Select a valid choice.")
-    form.add_error(name, forms.ValidationError(message, code="invalid_choice", params={"value": value}))
+    error = forms.ValidationError(messages["invalid_choice"], code="invalid_choice", params={"value": value})
+    form.add_error(name, error)
 
 
 def _no_key(item: Any) -> bool:

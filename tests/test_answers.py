@@ -454,7 +454,21 @@ def test_a_number_past_a_double_for_a_float_field_is_that_fields_error_not_a_cra
 
     # An unbounded number field accepts any JSON integer; Django's float() of one past 1.8e308 overflows.
     outcome = validate_with_form(PriceForm, {"price": 10**400})
-    assert list(outcome.errors) == ["price"]
+    assert outcome.errors == {"price": ["Enter a number."]}
+    # The bound form a page shows again carries Django's own code for it.
+    assert [error.code for error in outcome.form.errors.as_data()["price"]] == ["invalid"]
+
+
+def test_a_field_of_no_kind_that_overflows_says_its_value_is_not_valid():
+    class RatioField(forms.Field):
+        def to_python(self, value: Any) -> float:
+            return float(value)  # an integer past a double overflows
+
+    class RatioForm(forms.Form):
+        ratio = RatioField()
+
+    outcome = validate_with_form(RatioForm, {"ratio": 10**400})
+    assert outcome.errors == {"ratio": ["Enter a valid value."]}
 
 
 class TagsField(forms.Field):
