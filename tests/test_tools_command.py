@@ -236,7 +236,7 @@ def test_a_form_that_fails_to_convert_is_reported_not_raised():
 
 
 def test_a_tool_whose_options_fail_their_checks_is_reported_as_not_served():
-    register(SignupForm, name="cmd_bad_ask", ask="sometimes")
+    register(SignupForm, name="cmd_bad_ask", ask="sometimes")  # type: ignore[arg-type]
     out, err = run()
     assert "Traceback" not in out + err
     assert row_of(out, "cmd_bad_ask").split()[-2:] == ["error", "no"]  # served to nobody
