@@ -50,28 +50,10 @@ class FormToolChecks:
         ]
 
     def _check_ask(self, tool: CheckedTool) -> list[CheckMessage]:
-        if tool.ask in ASK_MODES:
-            return []
-        return [
-            Error(
-                f"ask={tool.ask!r} is not one of {', '.join(ASK_MODES)}.",
-                hint=f"Valid choices: {', '.join(map(repr, ASK_MODES))}.",
-                obj=tool,
-                id="mcpforms.E401",
-            )
-        ]
+        return _one_of(tool, "ask", tool.ask, ASK_MODES, check_id="mcpforms.E401")
 
     def _check_path(self, tool: CheckedTool) -> list[CheckMessage]:
-        if tool.path in PATHS:
-            return []
-        return [
-            Error(
-                f"path={tool.path!r} is not one of {', '.join(PATHS)}.",
-                hint=f"Valid choices: {', '.join(map(repr, PATHS))}.",
-                obj=tool,
-                id="mcpforms.E402",
-            )
-        ]
+        return _one_of(tool, "path", tool.path, PATHS, check_id="mcpforms.E402")
 
     def _check_scope(self, tool: CheckedTool) -> list[CheckMessage]:
         if tool.scope is None or (isinstance(tool.scope, str) and _SCOPE.fullmatch(tool.scope)):
@@ -100,6 +82,21 @@ class FormToolChecks:
 
     def _check_fields(self, tool: CheckedTool) -> list[CheckMessage]:
         return field_errors(tool.form_class, obj=tool)
+
+
+def _one_of(
+    tool: CheckedTool, option: str, value: object, choices: tuple[str, ...], *, check_id: str
+) -> list[CheckMessage]:
+    if value in choices:
+        return []
+    return [
+        Error(
+            f"{option}={value!r} is not one of {', '.join(choices)}.",
+            hint=f"Valid choices: {', '.join(map(repr, choices))}.",
+            obj=tool,
+            id=check_id,
+        )
+    ]
 
 
 def field_errors(form_class: type[forms.BaseForm], *, obj: object = None) -> list[CheckMessage]:
