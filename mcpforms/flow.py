@@ -192,10 +192,7 @@ class _Round:
     def merge(self, arguments: Any) -> _Merged:
         """The values known so far: the object's current ones and the model's arguments in a first round,
         what earlier rounds proved in a later one, then this round's answer, which wins."""
-        # An update starts from the instance's current values (the unbound form's initial data).
-        values = _defaults(self.fields) if self.instance is not None else {}
         given = _argument_values(arguments, self.by_name)
-        values |= given
         # An update the model gave no changes for is the user's to make: show everything, as "always" does.
         updating_unchanged = self.instance is not None and not given and self.flow.ask == "missing"
         ask: Ask = "always" if updating_unchanged else self.flow.ask
@@ -205,6 +202,9 @@ class _Round:
             # values included (the arguments are bound to it by their digest), less what the user cleared,
             # which the repeated arguments must not bring back.
             values = {name: value for name, value in state.answers.items() if name in self.by_name}
+        else:
+            # An update starts from the instance's current values (the unbound form's initial data).
+            values = (_defaults(self.fields) if self.instance is not None else {}) | given
         content = self.response.content if self.response is not None else None
         if content is not None:
             self._take_answer(values, content)
