@@ -189,7 +189,7 @@ def result_of(
         case OnThePage(elicitation=elicitation, declined=declined):
             if declined is not None:  # resume_page ends the call on either
                 signals.send_declined(tool, ctx, declined)
-            return url_mode.resume_page(ctx, elicitation, tool=tool)
+            return url_mode.resume_page(ctx, elicitation, tool=tool, declined=declined)
         case Declined(action=action, text=text):
             signals.send_declined(tool, ctx, action)
             return error_result(text)

@@ -15,11 +15,11 @@ from typing import TYPE_CHECKING, Any
 from django.core.exceptions import ValidationError
 from django.urls import NoReverseMatch, reverse
 
-from mcpforms.answers import input_response
 from mcpforms.conf import conf
 from mcpforms.output import error_result, to_json
 from mcpforms.protocol.context import RequestContext
 from mcpforms.protocol.tokens import InvalidToken, sign, unsign
+from mcpforms.signals import Declined
 from mcpforms.tools import FormTool
 
 if TYPE_CHECKING:
@@ -173,16 +173,18 @@ def ask_page(
     }
 
 
-def resume_page(ctx: RequestContext, elicitation_id: str, *, tool: FormTool) -> dict[str, Any]:
-    """The retry after a URL-mode elicitation: the page's outcome once it is submitted, else ask again.
+def resume_page(
+    ctx: RequestContext, elicitation_id: str, *, tool: FormTool, declined: Declined | None
+) -> dict[str, Any]:
+    """The retry after a URL-mode elicitation: the page's outcome once it is submitted, else ask again;
+    ``declined`` when the user declined or cancelled opening it.
 
     ``accept`` only means the user agreed to open the page (spec §7.3): the row says whether they finished.
     """
     from mcpforms.models import UrlElicitation
 
-    response = input_response(ctx.input_responses, tool.name)
-    if response is not None and response.action in ("decline", "cancel"):
-        verb = "declined" if response.action == "decline" else "cancelled"
+    if declined is not None:
+        verb = "declined" if declined == "decline" else "cancelled"
         return error_result(f"The user {verb} the {tool.get_title()} form; nothing was submitted.")
     try:
         row = UrlElicitation.objects.filter(
