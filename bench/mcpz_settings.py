@@ -7,5 +7,6 @@ neither mcpforms' dependencies nor mcpforms.
 from bench.http_settings import *  # noqa: F403
 from bench.http_settings import INSTALLED_APPS
 
-INSTALLED_APPS = [app for app in INSTALLED_APPS if app != "mcpforms"]
+# The demo signs in with django-oauth-toolkit through mcpforms.oauth: neither is in that virtualenv.
+INSTALLED_APPS = [app for app in INSTALLED_APPS if app not in ("mcpforms", "oauth2_provider")]
 ROOT_URLCONF = "bench.mcpz_server"
