@@ -116,7 +116,8 @@ CHECK_ID = re.compile(r"mcpforms\.[EW]\d{3}")
 
 
 def written_ids() -> list[str]:
-    """Every ``id="mcpforms.…"`` in the package's source: one message each (a setting's ids are its row's)."""
+    """Every ``id="mcpforms.…"`` in the package's source, and every ``check_id=`` handed to a helper that
+    builds the message: one message each (a setting's ids are its row's)."""
     found = []
     for path in sorted(PACKAGE.rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text())):
@@ -124,7 +125,7 @@ def written_ids() -> list[str]:
                 found += [
                     keyword.value.value
                     for keyword in node.keywords
-                    if keyword.arg == "id"
+                    if keyword.arg in ("id", "check_id")
                     and isinstance(keyword.value, ast.Constant)
                     and isinstance(keyword.value.value, str)
                     and CHECK_ID.fullmatch(keyword.value.value)
