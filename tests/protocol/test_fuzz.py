@@ -423,8 +423,11 @@ def form_arguments(tool: str) -> st.SearchStrategy[dict[str, Any]]:
 
 def spliced(message: dict[str, Any]) -> tuple[bytes, bool]:
     """``message`` as a body with each raw number in place; whether decode() must refuse it."""
-    text = json.dumps(message)
-    refused = False
+    try:
+        text, refused = json.dumps(message, allow_nan=False), False
+    except ValueError:
+        # A float the strategy drew as inf or nan is written Infinity or NaN, which is not JSON.
+        text, refused = json.dumps(message), True
     for index, (raw, code) in enumerate(NUMBERS):
         marker = json.dumps(raw_number(index))
         if marker in text:
