@@ -9,6 +9,7 @@ from typing import Any
 from mcpforms.protocol.capabilities import ElicitationMode, supports_elicitation
 from mcpforms.protocol.jsonrpc import notification
 from mcpforms.protocol.state import ANONYMOUS, RequestState, dump_state, principal_for
+from mcpforms.protocol.tasks import TaskCancelled, TaskControl
 
 Notify = Callable[[dict[str, Any]], None]
 # The key of the server mcpforms' own registry fills (``mcpforms.protocol.server.default_server``).
@@ -80,6 +81,11 @@ class RequestContext:
     log_level: str | None = None
     state_version: str | None = None
     access: Access = EVERY_SCOPE
+    # Whether this request's client opted in to the tasks extension (2026-07-28 only): a call may then
+    # answer with a task instead of its result.
+    accepts_tasks: bool = False
+    # The task this context runs the work of, outside any request (a worker, a staff member's decision).
+    task: TaskControl | None = field(default=None, repr=False, compare=False)
     _notify: Notify | None = field(default=None, repr=False, compare=False)
     _progress: _Progress = field(default_factory=_Progress, repr=False, compare=False)
 
@@ -147,6 +153,11 @@ class RequestContext:
             rounds=rounds,
         )
 
+    def check_cancelled(self) -> None:
+        """Raise ``TaskCancelled`` when the task this context works for was cancelled; else nothing."""
+        if self.task is not None and self.task.cancelled():
+            raise TaskCancelled
+
     def log(self, level: str, data: Any, *, logger: str | None = None) -> None:
         """Send ``notifications/message`` when the client asked for messages of ``level`` or below: in
         2026-07-28 with ``_meta`` logLevel, in a 2025 session always unless ``logging/setLevel`` says
@@ -166,7 +177,15 @@ class RequestContext:
         """Send ``notifications/progress`` when the client asked for it with a progressToken (spec §8.5).
 
         Without a token this does nothing; a value that does not increase is dropped, as progress must.
+        Inside a task there is no request to notify: ``message`` becomes the task's ``statusMessage``, and
+        a task cancelled meanwhile stops here (``TaskCancelled``), so that reporting progress between
+        steps is all a long handler does to honour a cancel.
         """
+        if self.task is not None:
+            self.check_cancelled()
+            if message is not None:
+                self.task.say(message)
+            return
         if self.progress_token is None or self._notify is None:
             return
         if self._progress.last is not None and progress <= self._progress.last:

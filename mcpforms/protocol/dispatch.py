@@ -19,7 +19,7 @@ from mcpforms.protocol.jsonrpc import Message, read_message, result_response
 from mcpforms.protocol.methods import Call, asks_for_input, check_served, run_method, validate_params
 from mcpforms.protocol.offering import Offering
 from mcpforms.protocol.reply import ACCEPTED, Reply, reply_to
-from mcpforms.protocol.results import finish_complete, finish_input_required
+from mcpforms.protocol.results import finish_complete, finish_input_required, finish_task, is_task
 from mcpforms.protocol.state import principal_for
 from mcpforms.protocol.versions import era_of
 
@@ -84,6 +84,8 @@ def _answer(
         return finish_input_required(
             result, capabilities=envelope.client_capabilities, server_info=server.info
         )
+    if is_task(message.method, result):
+        return finish_task(result, capabilities=envelope.client_capabilities, server_info=server.info)
     # Discovery says nothing caller-specific. Lists and reads may vary by caller — an anonymous one sees
     # only what ALLOW_ANONYMOUS names, a user what their permissions allow — so each authorization context
     # caches its own (spec §4.2).

@@ -26,7 +26,15 @@ VERSION_HEADER = "mcp-protocol-version"
 METHOD_HEADER = "mcp-method"
 NAME_HEADER = "mcp-name"
 # The methods whose target is mirrored into Mcp-Name, and the param holding it (spec §8.2).
-NAMED_PARAMS: dict[str, str] = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+# The tasks extension names its task (never tasks/result: it is -32601, and clients send no Mcp-Name for it).
+NAMED_PARAMS: dict[str, str] = {
+    "tools/call": "name",
+    "prompts/get": "name",
+    "resources/read": "uri",
+    "tasks/get": "taskId",
+    "tasks/update": "taskId",
+    "tasks/cancel": "taskId",
+}
 
 _BASE64_VALUE = re.compile(r"=\?base64\?(?P<payload>[^?]*)\?=")
 

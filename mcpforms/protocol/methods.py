@@ -34,7 +34,15 @@ from mcpforms.protocol.pagination import page
 from mcpforms.protocol.param_headers import check_param_headers
 from mcpforms.protocol.primitives import Prompt, Resource, ResourceTemplate, Tool
 from mcpforms.protocol.state import InvalidState, StaleState, StateLimit, load_state
-from mcpforms.protocol.versions import SUPPORTED_VERSIONS
+from mcpforms.protocol.tasks import (
+    TASK_METHODS,
+    TaskStore,
+    check_task_params,
+    opted_in,
+    tasks_required,
+    unknown_task,
+)
+from mcpforms.protocol.versions import SUPPORTED_VERSIONS, VERSION_2026
 
 logger = logging.getLogger(__name__)
 
@@ -105,7 +113,18 @@ def _context(call: Call, *, binding: str, arguments: Any, state_version: str | N
         log_level=call.envelope.log_level,
         state_version=state_version,
         access=call.access,
+        accepts_tasks=_accepts_tasks(call),
         _notify=call.notify,
+    )
+
+
+def _accepts_tasks(call: Call) -> bool:
+    """Whether a call may become a task: the server keeps tasks and the client opted in to them in this
+    very request, on 2026-07-28 (the extension is not defined on 2025-11-25, whatever a session declared)."""
+    return (
+        call.server.tasks is not None
+        and call.envelope.protocol_version == VERSION_2026
+        and opted_in(call.envelope.client_capabilities)
     )
 
 
@@ -225,7 +244,11 @@ def call_tool(call: Call) -> dict[str, Any]:
     except ToolError as error:
         # A tool that ran and failed is a result the model can read, not a protocol error (spec §5.2).
         return {"content": [{"type": "text", "text": str(error)}], "isError": True}
-    if isinstance(result, dict) and result.get("resultType") != "input_required" and "content" not in result:
+    if (
+        isinstance(result, dict)
+        and result.get("resultType") not in ("input_required", "task")
+        and "content" not in result
+    ):
         result = {**result, "content": []}
     return result
 
@@ -296,10 +319,51 @@ def complete(call: Call) -> dict[str, Any]:
     }
 
 
+def _task_store(call: Call) -> tuple[TaskStore, str]:
+    """The server's task store and the id ``tasks/*`` names, once the client proved it speaks the
+    extension in this request: -32021 otherwise, before any lookup, so that nothing about a task id
+    reaches a client that did not opt in."""
+    store = call.server.tasks
+    if not opted_in(call.envelope.client_capabilities):
+        raise tasks_required(call.message.method)
+    assert store is not None  # check_served: the methods are served only by a server keeping tasks
+    task_id: str = call.params["taskId"]
+    return store, task_id
+
+
+def get_task(call: Call) -> dict[str, Any]:
+    store, task_id = _task_store(call)
+    view = store.view(server=call.server.key, principal=call.principal, task_id=task_id)
+    if view is None:
+        raise unknown_task(task_id)
+    return view.detailed()
+
+
+def update_task(call: Call) -> dict[str, Any]:
+    store, task_id = _task_store(call)
+    responses = call.params["inputResponses"]
+    if not store.answer(
+        server=call.server.key, principal=call.principal, task_id=task_id, responses=responses
+    ):
+        raise unknown_task(task_id)
+    return {}
+
+
+def cancel_task(call: Call) -> dict[str, Any]:
+    store, task_id = _task_store(call)
+    if not store.cancel(server=call.server.key, principal=call.principal, task_id=task_id):
+        raise unknown_task(task_id)
+    return {}
+
+
 def validate_params(message: Message, version: str) -> None:
     """Check the params against the revision's schema (mcp_types): -32601 for a method the revision
-    lacks, -32602 for bad params. Used by both eras."""
+    lacks, -32602 for bad params. Used by both eras; the tasks extension's, which mcp_types does not
+    know, are checked by its own rules."""
     params = message.params
+    if message.method in TASK_METHODS:
+        check_task_params(message.method, params)
+        return
     if "inputResponses" in params:
         # Entries under unknown keys must be ignored (spec §6.4), whatever their shape, so they are
         # checked by the core and the handler rather than by the schema.
@@ -329,6 +393,10 @@ def _has_resources(server: Offering) -> bool:
     return bool(server.resources or server.resource_templates)
 
 
+def _keeps_tasks(server: Offering) -> bool:
+    return server.tasks is not None
+
+
 METHODS: dict[str, Method] = {
     "server/discover": Method(discover),
     "tools/list": Method(list_tools),
@@ -339,6 +407,9 @@ METHODS: dict[str, Method] = {
     "resources/templates/list": Method(list_resource_templates, _has_resources),
     "resources/read": Method(read_resource, _has_resources),
     "completion/complete": Method(complete, lambda server: server.completes),
+    "tasks/get": Method(get_task, _keeps_tasks),
+    "tasks/update": Method(update_task, _keeps_tasks),
+    "tasks/cancel": Method(cancel_task, _keeps_tasks),
 }
 """Every method served. ``subscriptions/listen`` is deliberately absent: a listen stream is a response
 held open while the client stays connected, which pins a worker on WSGI, and list changes happen in any

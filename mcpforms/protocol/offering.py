@@ -22,9 +22,12 @@ from mcpforms.protocol.primitives import (
     Resource,
     ResourceTemplate,
     StateVersion,
+    TaskTurn,
     Tool,
     ToolHandler,
 )
+from mcpforms.protocol.tasks import EXTENSION as TASKS_EXTENSION
+from mcpforms.protocol.tasks import TaskStore, configured_tasks
 
 NO_ARGUMENTS: Mapping[str, Any] = {"type": "object", "additionalProperties": False}
 
@@ -64,6 +67,7 @@ class Offering:
         instructions: str | None = None,
         extensions: Mapping[str, Mapping[str, Any]] | None = None,
         sessions: SessionStore | None = None,
+        tasks: TaskStore | None = None,
         allow_anonymous: bool | Iterable[str] | None = None,
     ) -> None:
         if key is not None and not KEY.fullmatch(key):
@@ -81,6 +85,7 @@ class Offering:
             else frozenset(allow_anonymous)
         )
         self._sessions = sessions
+        self._tasks = tasks
         self._name = name
         self._version = version
         self._instructions = instructions
@@ -118,6 +123,7 @@ class Offering:
         output_schema: Mapping[str, Any] | None = None,
         meta: Mapping[str, Any] | None = None,
         state_version: StateVersion | None = None,
+        task_turn: TaskTurn | None = None,
     ) -> Callable[[ToolHandler], ToolHandler]:
         """Register the decorated ``handler(ctx, arguments)``; name and description default to its own."""
 
@@ -133,6 +139,7 @@ class Offering:
                     output_schema=output_schema,
                     meta=meta,
                     state_version=state_version,
+                    task_turn=task_turn,
                 )
             )
             return handler
@@ -167,6 +174,12 @@ class Offering:
     def sessions(self) -> SessionStore:
         """Where this server's 2025-era sessions live: its own store, else ``MCPFORMS["SESSION_STORE"]``."""
         return self._sessions if self._sessions is not None else configured_store()
+
+    @property
+    def tasks(self) -> TaskStore | None:
+        """Where this server's tasks live: its own store, else ``MCPFORMS["TASK_STORE"]`` (None: no tasks,
+        and no tasks extension in ``server/discover``)."""
+        return self._tasks if self._tasks is not None else configured_tasks()
 
     @property
     def anonymous_policy(self) -> bool | frozenset[str]:
@@ -219,4 +232,7 @@ class Offering:
         if self.completes:
             capabilities["completions"] = {}
         capabilities["extensions"] = {name: dict(settings) for name, settings in self.extensions.items()}
+        if self.tasks is not None:
+            # Exactly an empty object: task clients read anything else as "no tasks".
+            capabilities["extensions"][TASKS_EXTENSION] = {}
         return capabilities

@@ -16,8 +16,10 @@ from urllib.parse import unquote
 
 from mcpforms.protocol.context import RequestContext
 from mcpforms.protocol.param_headers import ParamHeaders, param_headers
+from mcpforms.protocol.tasks import Ask, Wait
 
 ToolHandler = Callable[[RequestContext, dict[str, Any]], dict[str, Any]]
+TaskTurn = Callable[[RequestContext, dict[str, Any]], "dict[str, Any] | Ask | Wait"]
 PromptHandler = Callable[[RequestContext, dict[str, str]], dict[str, Any]]
 ResourceHandler = Callable[[RequestContext, str], dict[str, Any]]
 TemplateHandler = Callable[[RequestContext, str, dict[str, str]], dict[str, Any]]
@@ -62,6 +64,11 @@ class Tool:
     state_version: StateVersion | None = field(default=None, compare=False)
     # Who may see the tool at all: a caller for whom this is False finds it neither listed nor callable.
     visible: Visibility | None = field(default=None, compare=False)
+    # The work of a task this tool's handler started (mcpforms.task_store.start_task), run once per turn
+    # outside the request, with the task's arguments and the answers its input requests got so far: a
+    # CallToolResult completes the task, an input_required result asks the client through tasks/update,
+    # a ``Wait`` leaves it working; ToolError completes it with isError, a ProtocolError fails it.
+    task_turn: TaskTurn | None = field(default=None, compare=False)
 
     def visible_to(self, ctx: RequestContext) -> bool:
         return self.visible is None or self.visible(ctx)

@@ -12,6 +12,7 @@ from typing import Any
 
 from mcpforms.protocol.capabilities import missing_for
 from mcpforms.protocol.errors import INTERNAL_ERROR, ProtocolError, missing_capability
+from mcpforms.protocol.tasks import opted_in
 
 logger = logging.getLogger(__name__)
 
@@ -79,3 +80,20 @@ def finish_input_required(
     finished.pop("ttlMs", None)
     finished.pop("cacheScope", None)
     return finished
+
+
+def is_task(method: str, result: Mapping[str, Any]) -> bool:
+    """Whether ``result`` is a CreateTaskResult, which only ``tools/call`` may answer with."""
+    return result.get("resultType") == "task" and method == "tools/call"
+
+
+def finish_task(
+    result: Mapping[str, Any], *, capabilities: Mapping[str, Any], server_info: Mapping[str, str]
+) -> dict[str, Any]:
+    """Finish a CreateTaskResult: serverInfo, and nothing of a complete result (no cache hints: its
+    ``ttlMs`` is the task's). It goes only to a client that opted in to tasks in this request; a handler
+    that made a task for another is a bug, answered with -32603."""
+    if not opted_in(capabilities) or not isinstance(result.get("taskId"), str):
+        logger.error("A handler returned a task to a request that did not opt in to tasks: %r", result)
+        raise ProtocolError(INTERNAL_ERROR, "Internal error")
+    return stamp(result, server_info=server_info)

@@ -172,23 +172,32 @@ def test_discover(server):
         "prompts": {},
         "resources": {},
         "completions": {},
-        "extensions": {},
+        "extensions": {"io.modelcontextprotocol/tasks": {}},
     }
     assert result["_meta"]["io.modelcontextprotocol/serverInfo"] == SERVER_INFO
     assert (result["resultType"], result["cacheScope"], result["ttlMs"]) == ("complete", "public", 60000)
     assert "instructions" not in result
 
 
-@override_settings(MCPFORMS={"INSTRUCTIONS": "Be nice.", "SERVER_NAME": "S", "CACHE_TTL_MS": 0})
+@override_settings(
+    MCPFORMS={"INSTRUCTIONS": "Be nice.", "SERVER_NAME": "S", "CACHE_TTL_MS": 0, "TASK_STORE": None}
+)
 def test_discover_reads_settings():
     server = Server()
     result = result_of(server, "server/discover")
     assert result["instructions"] == "Be nice."
     assert result["ttlMs"] == 0
     assert result["_meta"]["io.modelcontextprotocol/serverInfo"]["name"] == "S"
-    # Nothing but tools is served, so nothing else is advertised, and the gated methods are -32601.
+    # Nothing but tools is served (no task store either), so nothing else is advertised, and the gated
+    # methods are -32601.
     assert result["capabilities"] == {"tools": {}, "extensions": {}}
-    for method in ("prompts/list", "resources/list", "resources/templates/list", "completion/complete"):
+    for method in (
+        "prompts/list",
+        "resources/list",
+        "resources/templates/list",
+        "completion/complete",
+        "tasks/get",
+    ):
         assert error_of(server, method)[0] == 404
 
 

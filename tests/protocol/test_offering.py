@@ -9,6 +9,7 @@ from django.test import override_settings
 
 from mcpforms.protocol.primitives import Prompt, Resource
 from mcpforms.protocol.server import Server
+from mcpforms.protocol.tasks import EXTENSION as TASKS
 
 
 def handler(ctx: Any, arguments: Any) -> dict[str, Any]:
@@ -40,7 +41,10 @@ def test_info_defaults_to_settings():
 
 def test_extensions_are_advertised():
     server = Server(extensions={"io.modelcontextprotocol/ui": {}})
-    assert server.capabilities()["extensions"] == {"io.modelcontextprotocol/ui": {}}
+    # The tasks extension comes with the task store (MCPFORMS["TASK_STORE"], the database by default).
+    assert server.capabilities()["extensions"] == {"io.modelcontextprotocol/ui": {}, TASKS: {}}
+    with override_settings(MCPFORMS={"TASK_STORE": None}):
+        assert server.capabilities()["extensions"] == {"io.modelcontextprotocol/ui": {}}
 
 
 @pytest.mark.parametrize("key", ["", "has space", "x" * 65, "slash/key", "ünïcode"])
@@ -49,6 +53,7 @@ def test_a_key_that_could_not_be_bound_into_a_token_is_refused(key):
         Server(key=key)
 
 
+@override_settings(MCPFORMS={"TASK_STORE": None})
 def test_a_capability_is_advertised_once_something_is_served_under_it():
     server = Server()
     assert server.capabilities() == {"tools": {}, "extensions": {}}

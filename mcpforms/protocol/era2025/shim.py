@@ -34,10 +34,12 @@ from mcpforms.protocol.methods import (
 from mcpforms.protocol.offering import Offering
 from mcpforms.protocol.reply import ACCEPTED, Reply, refusal, reply_to
 from mcpforms.protocol.state import ANONYMOUS, principal_for
+from mcpforms.protocol.tasks import TASK_METHODS
 from mcpforms.protocol.versions import SESSION_HEADER, VERSIONS_2025
 
 # The methods a 2025 session may call; server/discover and subscriptions/listen are 2026-07-28 only.
-METHODS_2025 = frozenset(METHODS) - {"server/discover"}
+# The tasks extension is defined on 2026-07-28 only (SEP-2663); 2025-11-25's own tasks are another wire.
+METHODS_2025 = frozenset(METHODS) - {"server/discover", *TASK_METHODS}
 # What only 2026-07-28 results carry.
 ONLY_2026 = ("resultType", "ttlMs", "cacheScope")
 # Session errors, as the reference SDKs send them (2025-11-25 Streamable HTTP, Session Management).
