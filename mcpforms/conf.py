@@ -39,6 +39,7 @@ class Section(Enum):
     AUTH = "Authentication"
     OAUTH_CIMD = "OAuth: client ID metadata documents"
     OAUTH_DCR = "OAuth: dynamic client registration"
+    TASKS = "Tasks and approvals"
     CLEANUP = "Expired rows"
 
 
@@ -594,6 +595,37 @@ class Conf:
         "never are.",
         hint="e.g. ['cursor'] for Cursor's cursor:// callback. https and loopback http are always allowed; "
         "javascript:, data: and file: never are.",
+    )
+
+    # Tasks (the 2026-07-28 tasks extension; mcpforms.task_store, approvals)
+
+    TASK_STORE: Setting[str | None] = Setting(
+        "mcpforms.task_store.DatabaseTasks",
+        Kind(
+            "the dotted path of a task store class, or None",
+            lambda value: value is None or _dotted_path(value),
+        ),
+        check="mcpforms.E017",
+        section=Section.TASKS,
+        help="Where the default server's tasks live; None serves no tasks (and `server/discover` offers "
+        "no tasks extension).",
+        hint="mcpforms.task_store.DatabaseTasks (the default), or None for no tasks.",
+    )
+    # A decision by staff may take days: a request waits a week before nobody may approve it any more.
+    TASK_TTL: Setting[int] = Setting(
+        7 * 86400,
+        integer(unit="seconds"),
+        check="mcpforms.E018",
+        section=Section.TASKS,
+        help="How long a task lives, from its creation, unless its tool says otherwise (`task_ttl`): it "
+        "may be approved and polled until then, and `mcpforms_cleanup` deletes it after.",
+    )
+    ALLOW_SELF_APPROVAL: Setting[bool] = Setting(
+        False,
+        BOOLEAN,
+        check="mcpforms.E019",
+        section=Section.TASKS,
+        help="Whether staff may approve (or reject) a request they made themselves.",
     )
 
     # Cleanup (mcpforms.models.sweep, manage.py mcpforms_cleanup)

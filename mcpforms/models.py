@@ -405,6 +405,107 @@ def sweep(expired: Callable[[], models.QuerySet[Any]]) -> None:
     expired().delete()
 
 
+# Tasks (the 2026-07-28 tasks extension) ----------------------------------------------------------------
+
+
+def task_digest(task_id: str) -> str:
+    # As an access token's: the id is 256 bits (or a keyed derivation of as many), so a plain hash is
+    # enough, and a leaked table names no task a client could poll.
+    return hashlib.sha256(task_id.encode()).hexdigest()
+
+
+class ToolTask(models.Model):
+    """A call that became a task: what it asked (validated values), who asked, where it stands and what it
+    came to. The row is committed before the client hears of the task, so any worker answers
+    ``tasks/get``; its id is never stored, only ``digest``.
+
+    ``runner`` says what moves it on: ``queue`` — its work runs through Django's tasks framework, once per
+    turn (a first one at creation, another once the client answered what it asked); ``staff`` — it waits
+    for a staff member's decision in the admin (an approval), and answers to an amendment the approver
+    asked for are judged when they arrive.
+    """
+
+    class Status(models.TextChoices):
+        WORKING = "working", "working"
+        INPUT_REQUIRED = "input_required", "waiting on the requester"
+        COMPLETED = "completed", "completed"
+        FAILED = "failed", "failed"
+        CANCELLED = "cancelled", "cancelled"
+
+    class Runner(models.TextChoices):
+        QUEUE = "queue", "background work"
+        STAFF = "staff", "approval by staff"
+
+    class Decision(models.TextChoices):
+        APPROVED = "approved", "approved"
+        REJECTED = "rejected", "rejected"
+        AMEND = "amend", "sent back for an amendment"
+
+    digest = models.CharField(max_length=64, unique=True)
+    # The form flow that became this task, as CompletedFlow names it: its final round, replayed, finds
+    # this task instead of making a second one.
+    flow = models.CharField(max_length=64, unique=True, null=True, blank=True)
+    server = models.CharField(max_length=64)
+    tool = models.CharField(max_length=64)
+    principal = models.CharField(max_length=255)
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    # The client's Implementation strings (capabilities.client_implementation): shown to the approver.
+    client = models.JSONField(default=dict, blank=True)
+    arguments = models.JSONField(default=dict, blank=True)
+    runner = models.CharField(max_length=8, choices=Runner.choices)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.WORKING)
+    status_message = models.CharField(max_length=500, blank=True)
+    # What the task asks the client, by the key on the wire: {"key": the tool's own key, "request": …}.
+    outstanding = models.JSONField(default=dict, blank=True)
+    # The client's answers so far, by the tool's own key: what the next turn reads as inputResponses.
+    answers = models.JSONField(default=dict, blank=True)
+    # How many input requests the task ever issued: wire keys are numbered by it, so none is reused.
+    issued = models.PositiveIntegerField(default=0)
+    # Which run of its work is due: a worker holding an older number has nothing to do.
+    turn = models.PositiveIntegerField(default=0)
+    result = models.JSONField(null=True, blank=True)
+    error = models.JSONField(null=True, blank=True)
+    poll_interval_ms = models.PositiveIntegerField(null=True, blank=True)
+    created = models.DateTimeField(default=timezone.now, db_index=True)
+    updated = models.DateTimeField(default=timezone.now)
+    # None: it never expires (ttlMs null).
+    expires = models.DateTimeField(null=True, blank=True, db_index=True)
+    decision = models.CharField(max_length=8, choices=Decision.choices, blank=True)
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    decided_at = models.DateTimeField(null=True, blank=True)
+    reason = models.TextField(blank=True)
+
+    class Meta:
+        verbose_name = "task"
+        indexes = [models.Index(fields=["runner", "status"], name="mcpforms_task_runner_status")]
+        permissions = [("view_all_tasks", "Can see every task, not only those awaiting their approval")]
+
+    def __str__(self) -> str:
+        return f"#{self.pk} {self.tool}"
+
+    @property
+    def ended(self) -> bool:
+        return self.status in (self.Status.COMPLETED, self.Status.FAILED, self.Status.CANCELLED)
+
+    @property
+    def has_expired(self) -> bool:
+        return self.expires is not None and self.expires <= timezone.now()
+
+    @property
+    def ttl_ms(self) -> int | None:
+        if self.expires is None:
+            return None
+        return max(1, round((self.expires - self.created).total_seconds() * 1000))
+
+    @classmethod
+    def expired(cls) -> models.QuerySet[ToolTask]:
+        return cls.objects.filter(expires__lt=timezone.now())
+
+
 # Personal access tokens --------------------------------------------------------------------------------
 
 ACCESS_TOKEN_PREFIX = "mcpf_"

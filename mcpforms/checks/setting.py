@@ -31,7 +31,7 @@ def check_settings(app_configs: Sequence[AppConfig] | None = None, **kwargs: Any
         )
         for unknown in sorted(set(configured) - set(SETTINGS))
     ]
-    invalid = invalid_values(configured, Section.SIGNING, Section.CLEANUP)
+    invalid = invalid_values(configured, Section.SIGNING, Section.TASKS, Section.CLEANUP)
     messages += invalid.values()
     fallbacks = configured.get("STATE_KEY_FALLBACKS")
     if "STATE_KEY_FALLBACKS" not in invalid and fallbacks and configured.get("STATE_KEY") is None:
