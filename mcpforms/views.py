@@ -23,6 +23,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.clickjacking import xframe_options_deny
 from django.views.decorators.http import require_http_methods
 
+import mcpforms.running as running
 import mcpforms.serving as serving
 import mcpforms.ui as ui
 import mcpforms.url_mode as url_mode
@@ -120,8 +121,8 @@ def page(request: HttpRequest, token: str) -> HttpResponse:
         form_tool.name, user=user, principal=row.principal, server=row.server, arguments=row.arguments
     )
     try:
-        serving.check_access(form_tool, ctx, row.arguments)  # the permission, and the object to update
-    except serving.Refusal as refusal:
+        running.check_access(form_tool, ctx, row.arguments)  # the permission, and the object to update
+    except running.Refusal as refusal:
         return _notice(request, form_tool.get_title(), str(refusal), status=403)
     try:
         if request.method == "POST":
@@ -168,7 +169,7 @@ def _submit(
                 "This form was already submitted: the link works once.",
                 status=410,
             )
-        result = serving.run_handler(form_tool, ctx, form)
+        result = running.run_handler(form_tool, ctx, form)
         UrlElicitation.objects.filter(pk=row.pk).update(result=result)
     # The user reads a confirmation of what they sent (``mcpforms/url_done.html``); the tool's result is
     # written for the model, which gets it on the client's retry.
