@@ -66,16 +66,24 @@ class FormFlow:
 
 @dataclass(frozen=True)
 class Ready:
-    """The form is valid (and confirmed where that is required): run the handler with ``form``."""
+    """The form is valid (and confirmed where that is required): run the handler with ``form``.
+
+    ``values`` are what the form was bound to (JSON, as the requestState carries them): what a task keeps
+    to bind the form again when staff decide, or a worker runs the handler.
+    """
 
     form: forms.BaseForm
+    values: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
 class Asking:
-    """Return ``result`` (input_required) to the client."""
+    """Return ``result`` (input_required) to the client. ``values`` and ``pending`` are what its
+    requestState carries: the values known so far (no passwords nor files) and the fields asked."""
 
     result: dict[str, Any]
+    values: Mapping[str, Any] = field(default_factory=dict)
+    pending: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -235,7 +243,7 @@ class _Round:
         """Run when the form is valid and the policy is kept; otherwise find who can give the rest."""
         # Without a way to ask, valid arguments are enough: the tool works as a plain tool.
         if judged.is_valid and merged.confirmed and not self.unseen:
-            return Ready(judged.form)
+            return Ready(judged.form, merged.values)
         if judged.is_valid and not self.can_ask:
             return self._confirm_elsewhere(merged)
         return self._collect(merged, judged.errors)
@@ -290,9 +298,12 @@ class _Round:
         # The state is readable by the client: passwords and files never go in.
         storable = {name: value for name, value in values.items() if not self.by_name[name].page_only}
         message = self._message(values, errors)
-        request_state = self.ctx.mint_state(answers=storable, pending=[auto.name for auto in to_ask])
+        pending = tuple(auto.name for auto in to_ask)
+        request_state = self.ctx.mint_state(answers=storable, pending=pending)
         return Asking(
-            form_input_request(asked_fields, key=self.flow.key, message=message, request_state=request_state)
+            form_input_request(asked_fields, key=self.flow.key, message=message, request_state=request_state),
+            values=storable,
+            pending=pending,
         )
 
     def _message(self, values: Mapping[str, Any], errors: Mapping[str, list[str]]) -> str:

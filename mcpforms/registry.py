@@ -31,7 +31,7 @@ from mcpforms.protocol.context import RequestContext
 from mcpforms.protocol.errors import invalid_params
 from mcpforms.protocol.methods import hidden
 from mcpforms.protocol.primitives import Prompt, ResourceTemplate, Tool
-from mcpforms.protocol.server import Server, default_server, servers
+from mcpforms.protocol.server import Server, default_server, server_for, servers
 from mcpforms.tools import FormHandler, FormTool, RegistrationError, raise_for_check_errors, tool_class
 
 H = TypeVar("H", bound=FormHandler)
@@ -252,6 +252,14 @@ def registry_for(server: Server) -> Registry:
     return _registries[server]
 
 
+def form_tool_of(server: str, name: str) -> FormTool | None:
+    """The form tool ``name`` of the server whose key is ``server``, as a stored row names them (an
+    approval request in the admin); None when no such server or tool is here now."""
+    found = server_for(server)
+    registry = _registries.get(found) if found is not None else None
+    return registry.form_tool(name) if registry is not None else None
+
+
 def check_form_tools(app_configs: Sequence[AppConfig] | None = None, **kwargs: Any) -> list[CheckMessage]:
     """The options of every code-registered form tool, on every server (``mcpforms.tool_checks``).
     ``McpFormsConfig.ready`` registers it with Django's checks, as the admin registers its own."""
@@ -280,6 +288,10 @@ class ToolOptions(TypedDict, total=False):
     output_schema: Mapping[str, Any]
     annotations: Mapping[str, Any]
     scope: str | None
+    approval: str | Callable[[Any, Any], bool] | None
+    approval_requires_tasks: bool
+    background: bool
+    task_ttl: int | None
     queryset: Callable[[RequestContext], models.QuerySet[Any]]
     form_kwargs: Callable[[RequestContext], Mapping[str, Any]]
 

@@ -14,30 +14,24 @@ a new outcome (a durable task) gets its case in ``result_of``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
 
 from django import forms
-from django.core.exceptions import ValidationError
-from django.db import IntegrityError, models, transaction
 
+import mcpforms.form_tasks as form_tasks
 import mcpforms.signals as signals
 import mcpforms.ui as ui
 import mcpforms.url_mode as url_mode
 from mcpforms.answers import input_response
-from mcpforms.flow import Asking, Declined, FormFlow, NeedsPage, Outcome, Ready, Refused, Showing, Way, run
-from mcpforms.output import error_result, to_json, tool_result
+from mcpforms.flow import Asking, Declined, NeedsPage, Outcome, Ready, Refused, Showing, Way, run
+from mcpforms.output import error_result, to_json
 from mcpforms.protocol.context import RequestContext
-from mcpforms.protocol.errors import InsufficientScope
 from mcpforms.protocol.primitives import Tool
+from mcpforms.running import Refusal, check_access, complete, flow_of, form_label
 from mcpforms.tools import FormTool
 from mcpforms.ways import ways_to_fill
-
-
-class Refusal(Exception):
-    """The call cannot go on: no permission, or no object to update. The text is for the model."""
 
 
 @dataclass(frozen=True)
@@ -64,6 +58,7 @@ def tool_of(tool: FormTool) -> Tool:
         meta=ui.tool_meta(tool.name) if tool.uses_app else None,
         state_version=None if tool.version is None else partial(_version, tool),
         visible=tool.may_use,
+        task_turn=partial(form_tasks.task_turn, tool) if tool.makes_tasks else None,
     )
 
 
@@ -94,41 +89,10 @@ def _version(tool: FormTool) -> str | None:
     return tool.version
 
 
-def flow_of(tool: FormTool) -> FormFlow:
-    return FormFlow(
-        tool.form_class,
-        key=tool.name,
-        message=tool.get_message(),
-        ask=tool.ask,
-        form_kwargs=tool.get_form_kwargs,
-    )
-
-
 def choose_way(ctx: RequestContext, tool: FormTool) -> Way | None:
     """How this request asks: the App UI, a form elicitation, the URL-mode page, or no way at all."""
     ways = ways_to_fill(tool, ctx.client_capabilities)
     return ways[0] if ways else None
-
-
-def check_access(tool: FormTool, ctx: RequestContext, arguments: Any) -> models.Model | None:
-    """Check the permission and find the object an update changes; raise ``Refusal`` otherwise, and
-    ``InsufficientScope`` (a 403 the client can step up from) for an access token without the tool's
-    ``scope``."""
-    if not tool.may_use(ctx):
-        raise Refusal(f"Permission denied: {tool.name} needs the {tool.required_permission()!r} permission.")
-    if missing := ctx.access.lacks(tool.required_scopes):
-        raise InsufficientScope(f"the tool {tool.name!r}", tool.required_scopes, missing=missing)
-    if not tool.update:
-        return None
-    key = arguments.get(tool.lookup) if isinstance(arguments, Mapping) else None
-    if isinstance(key, bool) or not isinstance(key, str | int):
-        raise Refusal(f"Pass the {tool.lookup} of the object to change as the {tool.lookup!r} argument.")
-    queryset = tool.get_queryset(ctx)
-    try:
-        instance: models.Model = queryset.get(**{tool.lookup: key})
-    except (queryset.model.DoesNotExist, ValidationError, ValueError, TypeError):
-        raise Refusal(f"No {queryset.model._meta.verbose_name} with {tool.lookup} {key!r}.") from None
-    return instance
 
 
 def serve_call(tool: FormTool, ctx: RequestContext, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -157,7 +121,7 @@ def decide(tool: FormTool, ctx: RequestContext, arguments: Any) -> Outcome | OnT
     if tool.path == "url":
         return NeedsPage(values=_given(tool, ctx, arguments), problems=())
     app = choose_way(ctx, tool) == "app"
-    return run(flow_of(tool), ctx, arguments, instance=instance, confirm_label=_label(tool), app=app)
+    return run(flow_of(tool), ctx, arguments, instance=instance, confirm_label=form_label(tool), app=app)
 
 
 def judge_submitted(tool: FormTool, ctx: RequestContext, arguments: Any) -> Outcome:
@@ -170,7 +134,7 @@ def judge_submitted(tool: FormTool, ctx: RequestContext, arguments: Any) -> Outc
     # The user filled the form themselves: nothing is asked, the values are judged as they are.
     silent = replace(ctx, client_capabilities={}, input_responses=None, request_state=None)
     flow = replace(flow_of(tool), ask="never")
-    return run(flow, silent, arguments, instance=instance, confirm_label=_label(tool))
+    return run(flow, silent, arguments, instance=instance, confirm_label=form_label(tool))
 
 
 def result_of(
@@ -178,6 +142,9 @@ def result_of(
 ) -> dict[str, Any]:
     """The CallToolResult of a round's ``outcome``; ``from_ui`` when the values came from the tool's UI."""
     match outcome:
+        case Ready(form=form) as ready if tool.makes_tasks and not from_ui:
+            started = form_tasks.start(tool, ctx, ready)
+            return complete(tool, ctx, form) if started is None else started
         case Ready(form=form):
             return complete(tool, ctx, form)
         case Asking(result=result):
@@ -224,51 +191,6 @@ def page_form(
     return tool.form_class(data=data, files=files, **kwargs)
 
 
-def run_handler(tool: FormTool, ctx: RequestContext, form: forms.BaseForm) -> dict[str, Any]:
-    """Run the handler on a valid form; return the CallToolResult. ``tool_completed`` follows once the
-    caller's transaction commits: every way of filling a form ends here, once per completed flow."""
-    result = tool_result(tool.handle(ctx, form))
-    signals.send_completed(tool, ctx, form, result)
-    return result
-
-
-class _Recorded(Exception):
-    """The flow being completed is recorded already: its transaction must end before the outcome is read."""
-
-
-def complete(tool: FormTool, ctx: RequestContext, form: forms.BaseForm) -> dict[str, Any]:
-    """Run the handler once per flow: the flow is recorded, with the result, in the handler's own
-    transaction. A client that retries the last round (it lost the response), or answers an earlier
-    round of the same flow again, gets the recorded outcome; nothing runs twice."""
-    from mcpforms.models import CompletedFlow  # models load after the app registry; this module before
-
-    state = ctx.request_state
-    try:
-        with transaction.atomic():
-            digest = None
-            if state is not None:
-                # The record is the block's first statement (a transaction, or a savepoint inside the
-                # caller's): a duplicate rolls the block back with nothing else in it to undo, so the
-                # record needs no savepoint of its own.
-                try:
-                    digest = CompletedFlow.record(state)
-                except IntegrityError as duplicate:
-                    raise _Recorded from duplicate
-            result = run_handler(tool, ctx, form)
-            if digest is not None:
-                CompletedFlow.keep_result(digest, result)
-            return result
-    except _Recorded:
-        assert state is not None
-        recorded = CompletedFlow.outcome_of(state)
-        if recorded is not None:
-            return recorded
-        # Recorded by a transaction that has not committed yet: it is being submitted right now.
-        return error_result(
-            f"This {tool.get_title()} form is being submitted already; it was not submitted again."
-        )
-
-
 def _declined(tool: FormTool, ctx: RequestContext) -> signals.Declined | None:
     """The user's decline or cancel of what this tool asked (its inputRequests key is its name)."""
     response = input_response(ctx.input_responses, tool.name)
@@ -284,10 +206,6 @@ def _show(tool: FormTool, showing: Showing) -> dict[str, Any]:
     # The UI prefills from these and shows the model's invalid values next to their fields.
     result["structuredContent"] |= {"values": to_json(showing.values), "errors": showing.errors}
     return result
-
-
-def _label(tool: FormTool) -> str:
-    return f"the {tool.get_title()} form"
 
 
 def _given(tool: FormTool, ctx: RequestContext, arguments: Any) -> dict[str, Any]:

@@ -3,7 +3,7 @@
 A bad option is reported by ``manage.py check`` under a stable id with a hint listing what is valid; it
 never raises while ``mcp_tools.py`` is imported. ``FormTool.check()`` runs these checks, and a tool that
 fails them is never served (``mcpforms.registry``), so a server started without ``check`` offers no tool
-that would misbehave. Ids: ``mcpforms.E401``–``E406``.
+that would misbehave. Ids: ``mcpforms.E401``–``E411``, ``W412``.
 """
 
 from __future__ import annotations
@@ -12,12 +12,15 @@ import re
 from typing import Any, Protocol
 
 from django import forms
-from django.core.checks import CheckMessage, Error
+from django.core.checks import CheckMessage, Error, Warning
 
-from mcpforms.fields import converter_for, too_many_fields
+import mcpforms.task_store as task_store
+from mcpforms.conf import conf
+from mcpforms.fields import converter_for, declared_fields, too_many_fields
 from mcpforms.flow import ASK_MODES, PATHS
 
 # RFC 6749 §3.3: scope tokens are printable ASCII but for '"' and '\\', separated by single spaces.
+_PERMISSION = re.compile(r"[\w.-]+\.[\w.-]+")
 _SCOPE = re.compile(r"[\x21\x23-\x5b\x5d-\x7e]+( [\x21\x23-\x5b\x5d-\x7e]+)*")
 
 
@@ -34,6 +37,10 @@ class CheckedTool(Protocol):
     def scope(self) -> str | None: ...
     @property
     def update(self) -> bool: ...
+    @property
+    def approval(self) -> object: ...
+    @property
+    def background(self) -> bool: ...
 
 
 class FormToolChecks:
@@ -47,6 +54,8 @@ class FormToolChecks:
             *self._check_scope(tool),
             *self._check_update(tool),
             *self._check_fields(tool),
+            *self._check_approval(tool),
+            *self._check_tasks(tool),
         ]
 
     def _check_ask(self, tool: CheckedTool) -> list[CheckMessage]:
@@ -82,6 +91,80 @@ class FormToolChecks:
 
     def _check_fields(self, tool: CheckedTool) -> list[CheckMessage]:
         return field_errors(tool.form_class, obj=tool)
+
+    def _check_approval(self, tool: CheckedTool) -> list[CheckMessage]:
+        approval = tool.approval
+        if approval is None:
+            return []
+        if not (callable(approval) or (isinstance(approval, str) and _PERMISSION.fullmatch(approval))):
+            return [
+                Error(
+                    f"approval={approval!r} must be a permission ('app_label.codename') or a callable "
+                    "(approver, task) -> bool.",
+                    hint="Valid choices: None, 'billing.approve_refund', or a function.",
+                    obj=tool,
+                    id="mcpforms.E407",
+                )
+            ]
+        # The values wait in the database until staff decide: no password nor file may be among them.
+        kept_apart = [auto.name for auto in declared_fields(tool.form_class) if auto.page_only]
+        if kept_apart:
+            return [
+                Error(
+                    f"approval= cannot be set on {tool.form_class.__name__}: its fields "
+                    f"{', '.join(kept_apart)} (passwords or files) would wait in the database until the "
+                    "request is decided.",
+                    hint="Leave those fields out of the form that needs approval.",
+                    obj=tool,
+                    id="mcpforms.E408",
+                )
+            ]
+        if tool.path == "url":
+            return [
+                Error(
+                    "approval= cannot be set with path='url': the URL-mode page runs the handler itself.",
+                    hint="Valid choices: path='auto' or path='form' for a tool that needs approval.",
+                    obj=tool,
+                    id="mcpforms.E409",
+                )
+            ]
+        return []
+
+    def _check_tasks(self, tool: CheckedTool) -> list[CheckMessage]:
+        if tool.approval is None and not tool.background:
+            return []
+        if conf.TASK_STORE is None:
+            return [
+                Error(
+                    "approval= and background= make tasks, and MCPFORMS['TASK_STORE'] is None.",
+                    hint="Remove TASK_STORE from MCPFORMS to keep tasks in the database.",
+                    obj=tool,
+                    id="mcpforms.E410",
+                )
+            ]
+        if not tool.background or tool.approval is not None:
+            return []
+        if task_store.turn_job is None:
+            return [
+                Error(
+                    "background=True needs Django's tasks framework: Django 6.0 or later, or the "
+                    "django-tasks package on Django 5.2.",
+                    hint="pip install 'mcpforms[background]', and set TASKS to a backend with a worker.",
+                    obj=tool,
+                    id="mcpforms.E411",
+                )
+            ]
+        if task_store.default_backend_runs_inline():
+            return [
+                Warning(
+                    "background=True, but the default TASKS backend runs every task in the request that "
+                    "enqueues it: the call waits for the handler.",
+                    hint="Set TASKS to a backend with a worker (django-tasks-db's DatabaseBackend, say).",
+                    obj=tool,
+                    id="mcpforms.W412",
+                )
+            ]
+        return []
 
 
 def _one_of(

@@ -159,6 +159,19 @@ class FormTool:
     #: endpoint's own (``OAUTH_SCOPES``); checked in addition to ``permission``, which still decides.
     #: Personal access tokens and sessions carry every scope.
     scope: str | None = None
+    #: Who must approve a call before ``handle`` runs: a permission (``app_label.codename``) staff hold,
+    #: or a callable ``(approver, task) -> bool``. The form is gathered and validated as usual; its final
+    #: round becomes a task that waits for a decision in the admin (``mcpforms.approvals``).
+    approval: str | Callable[[Any, Any], bool] | None = None
+    #: What a client that cannot follow a task (no tasks extension, or the 2025 era) gets from an
+    #: ``approval`` tool: False (the default) queues the request all the same and says so in the result;
+    #: True answers -32021 naming the extension instead.
+    approval_requires_tasks: bool = False
+    #: Run ``handle`` through Django's tasks framework for a client that follows tasks (the call answers
+    #: with a task, polled until the handler is done); other clients get the result in the request.
+    background: bool = False
+    #: How long (seconds) a task of the tool lives; by default ``MCPFORMS["TASK_TTL"]``.
+    task_ttl: int | None = None
     #: What checks the options (``manage.py check``, and before the tool is served).
     checks_class: type[FormToolChecks] = FormToolChecks
 
@@ -216,6 +229,23 @@ class FormTool:
     def has_permission(self, request: RequestContext) -> bool:
         """Whether this request may use the tool; by default, whether its user has ``permission``."""
         return holds(request, self.required_permission())
+
+    def may_approve(self, approver: Any, task: Any) -> bool:
+        """Whether ``approver`` (a user) may decide the approval request ``task`` (a ``ToolTask``): they
+        hold the ``approval`` permission, or the ``approval`` callable says so."""
+        if self.approval is None or approver is None or not getattr(approver, "is_active", False):
+            return False
+        # Read as declared: a function set as a class attribute would otherwise be called as a method.
+        rule = inspect.getattr_static(self, "approval")
+        rule = rule.__func__ if isinstance(rule, staticmethod) else rule
+        if callable(rule):
+            return bool(rule(approver, task))
+        return bool(approver.has_perm(rule))
+
+    @property
+    def makes_tasks(self) -> bool:
+        """Whether a call may become a task: it waits for approval, or its handler runs in the background."""
+        return self.approval is not None or self.background
 
     def get_queryset(self, request: RequestContext) -> models.QuerySet[Any]:
         """The objects an update may change (``update=True``); by default all of the model's."""
@@ -319,6 +349,10 @@ class FormTool:
         page may collect, nor when the tool's path rules the App out, nor for ``ask="always"``: the UI's
         submit tool is one a client without MCP Apps shows the model, which could call it without the
         user (spec §11.2: the server cannot tell who calls), and "always" promises the user confirms."""
+        # An approval request is made by a call of the tool, never by its UI's submit tool, which a host
+        # calls without the tasks extension.
+        if self.approval is not None:
+            return False
         # The options first: a tool they rule out has its form read no sooner than a listing needs it.
         return self.path == "auto" and self.ask != "always" and not self._listed_fields[1]
 
@@ -371,6 +405,10 @@ _OPTIONS = (
     "annotations",
     "version",
     "scope",
+    "approval",
+    "approval_requires_tasks",
+    "background",
+    "task_ttl",
 )
 _CALLABLES = ("handler", "queryset", "form_kwargs")
 

@@ -27,6 +27,11 @@ class OddForm(forms.Form):
     odd = Odd()
 
 
+class PasswordForm(forms.Form):
+    user = forms.CharField()
+    password = forms.CharField(widget=forms.PasswordInput)
+
+
 def messages(form: type[forms.BaseForm] | type[FormTool], **options: Any) -> list[Any]:
     """What ``manage.py check`` says of the one tool registered on a server of its own."""
     server = Server()
@@ -37,6 +42,8 @@ def messages(form: type[forms.BaseForm] | type[FormTool], **options: Any) -> lis
 
 def test_a_tool_with_good_options_passes():
     assert messages(SignupForm, ask="always", path="url", scope="forms.read forms.write") == []
+    assert messages(SignupForm, approval="auth.change_user") == []
+    assert messages(SignupForm, approval=lambda approver, task: approver.is_superuser) == []
 
 
 @pytest.mark.parametrize(
@@ -76,6 +83,27 @@ def test_a_tool_with_good_options_passes():
             "mcpforms.E405",
             "OddForm.odd: Odd has no mapping; register one with mcpforms.fields.register_converter",
             "Valid choices: the field classes of the README's field table",
+        ),
+        (
+            SignupForm,
+            {"approval": "approve_everything"},
+            "mcpforms.E407",
+            "approval='approve_everything' must be a permission ('app_label.codename') or a callable",
+            "Valid choices: None, 'billing.approve_refund', or a function.",
+        ),
+        (
+            PasswordForm,
+            {"approval": "auth.change_user"},
+            "mcpforms.E408",
+            "approval= cannot be set on PasswordForm: its fields password (passwords or files) would wait",
+            "Leave those fields out of the form that needs approval.",
+        ),
+        (
+            SignupForm,
+            {"approval": "auth.change_user", "path": "url"},
+            "mcpforms.E409",
+            "approval= cannot be set with path='url': the URL-mode page runs the handler itself.",
+            "Valid choices: path='auto' or path='form'",
         ),
     ],
 )

@@ -1,0 +1,177 @@
+"""A ``FormTool`` call as a durable task: an approval request that waits for staff, or a handler that runs
+in the background (the tasks extension, ``mcpforms.task_store``).
+
+The form is gathered and validated by the usual rounds (``mcpforms.flow``); at its final round, instead of
+running ``handle``, ``start`` makes the task, keeping what the form was bound to. Later, outside any
+request, the form is bound again from what the task kept, for the requester, and judged again before
+``handle`` runs: in a worker (``task_turn``), or when staff approve (``mcpforms.approvals``).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any
+
+from mcpforms.answers import FormOutcome, validate_with_form
+from mcpforms.flow import Asking, Ready, run
+from mcpforms.models import CompletedFlow, ToolTask
+from mcpforms.output import error_result, to_json
+from mcpforms.protocol.context import RequestContext
+from mcpforms.protocol.errors import ToolError
+from mcpforms.protocol.state import RequestState
+from mcpforms.protocol.tasks import Ask, Wait, tasks_required
+from mcpforms.running import Refusal, check_access, flow_of, form_label, run_handler
+from mcpforms.task_store import finishing, flow_digest, start_task, turn_context
+from mcpforms.tools import FormTool
+
+WAITING_FOR_APPROVAL = "Waiting for approval"
+QUEUED = "Queued"
+
+
+def _part(kept: Mapping[str, Any], name: str) -> dict[str, Any]:
+    """``kept[name]`` (the arguments or the values a task kept), as a dict: {} for anything else."""
+    part = kept.get(name)
+    return dict(part) if isinstance(part, Mapping) else {}
+
+
+def stored(ctx: RequestContext, ready: Ready) -> dict[str, Any]:
+    """What a task keeps of its call: the arguments (an update's lookup among them) and the values the
+    form was bound to, as JSON."""
+    arguments = ctx.arguments if isinstance(ctx.arguments, Mapping) else {}
+    return {"arguments": to_json(dict(arguments)), "values": to_json(dict(ready.values))}
+
+
+def start(tool: FormTool, ctx: RequestContext, ready: Ready) -> dict[str, Any] | None:
+    """The final round of a flow whose tool makes tasks: its CreateTaskResult for a client that follows
+    tasks, or what another client is told. None: run the handler now, as for any tool (a background tool
+    called by a client that cannot follow a task)."""
+    state = ctx.request_state
+    flow = flow_digest(state) if state is not None else None
+    if state is not None and (recorded := CompletedFlow.outcome_of(state)) is not None:
+        return recorded  # the flow completed already, in the request: its replay is not a second run
+    if tool.approval is not None:
+        return _ask_for_approval(tool, ctx, ready, flow)
+    if not ctx.accepts_tasks:
+        existing = ToolTask.objects.filter(flow=flow).first() if flow is not None else None
+        return None if existing is None else _told(existing)
+    started = start_task(
+        ctx, tool=tool.name, arguments=stored(ctx, ready), status_message=QUEUED, ttl=tool.task_ttl, flow=flow
+    )
+    return started.created_result()
+
+
+def _ask_for_approval(tool: FormTool, ctx: RequestContext, ready: Ready, flow: str | None) -> dict[str, Any]:
+    if not ctx.accepts_tasks and tool.approval_requires_tasks:
+        raise tasks_required(f"the tool {tool.name!r}, whose calls wait for approval")
+    started = start_task(
+        ctx,
+        tool=tool.name,
+        arguments=stored(ctx, ready),
+        runner=ToolTask.Runner.STAFF,
+        status_message=WAITING_FOR_APPROVAL,
+        ttl=tool.task_ttl,
+        flow=flow,
+    )
+    return started.created_result() if ctx.accepts_tasks else _told(started.row)
+
+
+def _told(row: ToolTask) -> dict[str, Any]:
+    """What a client that cannot follow a task hears of it: which request it is, and where it stands."""
+    if row.runner == ToolTask.Runner.STAFF and not row.ended:
+        text = (
+            f"Sent for approval as request #{row.pk}; nothing has run yet. The user will be told when it is "
+            "decided."
+        )
+    elif row.status == ToolTask.Status.COMPLETED and isinstance(row.result, dict):
+        return row.result
+    else:
+        text = f"Request #{row.pk} is {row.get_status_display()}."
+    return {"content": [{"type": "text", "text": text}]}
+
+
+def bound_form(tool: FormTool, ctx: RequestContext, kept: Mapping[str, Any]) -> FormOutcome:
+    """The tool's form bound again to what a task ``kept``, for the requester of ``ctx``, and judged anew:
+    the object an update changes may be gone, a unique value taken, a choice withdrawn. Raises
+    ``Refusal`` when the requester may no longer use the tool or the object is gone."""
+    instance = check_access(tool, ctx, _part(kept, "arguments"))
+    kwargs = flow_of(tool).kwargs_for(ctx, instance=instance)
+    return validate_with_form(tool.form_class, _part(kept, "values"), **kwargs)
+
+
+def problems(tool: FormTool, judged: FormOutcome) -> str:
+    """Django's messages on a form bound again, for the requester (and the model) to read."""
+    lines = [f"{name}: {' '.join(messages)}" for name, messages in judged.errors.items()]
+    return f"{form_label(tool).capitalize()} is no longer valid:\n- " + "\n- ".join(lines)
+
+
+def task_turn(tool: FormTool, ctx: RequestContext, kept: dict[str, Any]) -> dict[str, Any] | Ask | Wait:
+    """The core ``Tool.task_turn`` of a tool that makes tasks: the answers to an amendment of an approval
+    request, or the background run of its handler."""
+    if tool.approval is not None:
+        return _amended(tool, ctx, kept)
+    try:
+        judged = bound_form(tool, ctx, kept)
+    except Refusal as refusal:
+        raise ToolError(str(refusal)) from None
+    if not judged.is_valid:
+        raise ToolError(problems(tool, judged))
+    with finishing(ctx) as complete:
+        result = run_handler(tool, ctx, judged.form)
+        complete(result)
+    return result
+
+
+# Amendments --------------------------------------------------------------------------------------------
+
+
+def _amending(ctx: RequestContext, tool: FormTool, kept: Mapping[str, Any]) -> RequestContext:
+    """A round of the tool's flow that starts from what the task kept, with every field pending: the flow
+    then judges an amendment exactly as it judges any answer, and asks again the same way."""
+    fields = tool.fields_for(ctx)
+    state = RequestState(
+        tool=ctx.binding,
+        principal=ctx.principal,
+        issued_at=int(time.time()),
+        server=ctx.server,
+        flow="amendment",
+        answers=_part(kept, "values"),
+        # What the last amendment round asked; every field the first time.
+        pending=tuple(kept.get("pending") or (auto.name for auto in fields if not auto.page_only)),
+    )
+    return replace(ctx, request_state=state, client_capabilities={"elicitation": {"form": {}}})
+
+
+def amendment_request(tool: FormTool, row: ToolTask, note: str) -> dict[str, Any]:
+    """The input requests (by the tool's own key) that send ``row`` back to its requester: every field,
+    prefilled with what they asked for, under the approver's ``note``."""
+    ctx = replace(_amending(turn_context(row), tool, row.arguments), input_responses=None)
+    flow = replace(flow_of(tool), ask="always", message=note or tool.get_message())
+    outcome = run(flow, ctx, _part(row.arguments, "arguments"), confirm_label=form_label(tool))
+    if not isinstance(outcome, Asking):
+        raise ValueError(f"{tool.name}: the form has no field a form elicitation can ask")
+    requests: dict[str, Any] = outcome.result["inputRequests"]
+    return requests
+
+
+def _amended(tool: FormTool, ctx: RequestContext, kept: dict[str, Any]) -> dict[str, Any] | Ask | Wait:
+    """Judge the requester's answer to an amendment: asked again (with Django's messages) while it is
+    invalid; once valid, the request waits for a decision again, with the amended values."""
+    amending = _amending(ctx, tool, kept)
+    outcome = run(flow_of(tool), amending, _part(kept, "arguments"), confirm_label=form_label(tool))
+    match outcome:
+        case Ready():
+            amended = {"arguments": _part(kept, "arguments"), "values": to_json(dict(outcome.values))}
+            return Wait(f"{WAITING_FOR_APPROVAL} (amended)", arguments=amended)
+        case Asking(result=result, values=values, pending=pending):
+            # Asked again for what is still wrong: what the answer got right is kept for the next one.
+            so_far = {
+                "arguments": _part(kept, "arguments"),
+                "values": to_json(dict(values)),
+                "pending": pending,
+            }
+            return Ask(result["inputRequests"], arguments=so_far)
+        case _:
+            text = getattr(outcome, "text", f"{form_label(tool).capitalize()} was not amended.")
+            return error_result(text)
