@@ -361,6 +361,9 @@ def _editor(request: HttpRequest) -> AbstractBaseUser:
     return request.user
 
 
+# Approval requests (and, for those who may see every task, background ones): their own module.
+import mcpforms.task_admin  # noqa: E402, F401
+
 # The connected assistants (django-oauth-toolkit's access tokens), only where the optional extra is installed.
 if apps.is_installed("oauth2_provider"):
     import mcpforms.oauth.admin  # noqa: F401

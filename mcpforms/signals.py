@@ -1,4 +1,5 @@
-"""Django signals a project connects to: a form tool completed, the user declined, a submission stored.
+"""Django signals a project connects to: a form tool completed, the user declined, a submission stored,
+staff decided an approval request.
 
 Each is sent after the transaction that did the work commits (``transaction.on_commit``): a flow that
 rolls back sends nothing, and a receiver never sees a row it could not read. A completed flow sends
@@ -27,7 +28,7 @@ from mcpforms.protocol.context import RequestContext
 from mcpforms.tools import FormTool
 
 if TYPE_CHECKING:
-    from mcpforms.models import Submission
+    from mcpforms.models import Submission, ToolTask
 
 #: A form tool's handler ran and its transaction committed. Keyword arguments: ``tool`` (the
 #: ``FormTool``), ``request`` (the call's ``RequestContext``), ``principal`` (``"user:<pk>"`` or
@@ -40,6 +41,11 @@ tool_declined = Signal()
 #: An admin-defined form stored a ``Submission`` and its transaction committed. Keyword arguments:
 #: ``tool``, ``request``, ``principal`` and ``submission``.
 submission_stored = Signal()
+#: Staff decided an approval request (``mcpforms.approvals``) and the decision committed. Keyword
+#: arguments: ``tool``, ``task`` (the ``ToolTask``), ``decision`` (``"approved"``, ``"rejected"`` or
+#: ``"amend"``), ``approver`` (the staff user) and ``reason`` (their reason or note, maybe empty). An
+#: approval that ran the handler sends ``tool_completed`` too.
+task_decided = Signal()
 
 Declined = Literal["decline", "cancel"]
 
@@ -78,3 +84,16 @@ def send_declined(tool: FormTool, ctx: RequestContext, action: Declined) -> None
 def send_stored(tool: FormTool, ctx: RequestContext, submission: Submission) -> None:
     """Send ``submission_stored`` once the submission's transaction commits."""
     _after_commit(submission_stored, tool, ctx, lambda: {"submission": submission})
+
+
+def send_decided(tool: FormTool, task: ToolTask, decision: str, approver: Any, reason: str) -> None:
+    """Send ``task_decided`` once the decision's transaction commits."""
+    if not task_decided.has_listeners(type(tool)):
+        return
+
+    def send() -> None:
+        task_decided.send_robust(
+            type(tool), tool=tool, task=task, decision=decision, approver=approver, reason=reason
+        )
+
+    transaction.on_commit(send, robust=True)

@@ -24,13 +24,16 @@ from mcpforms.models import (
     Era2025Call,
     Era2025Session,
     StreamEvent,
+    ToolTask,
     UrlElicitation,
     sweep,
 )
+from mcpforms.protocol.context import RequestContext
 from mcpforms.protocol.era2025.sessions import PendingCall, Session
 from mcpforms.protocol.server import default_server
 from mcpforms.registry import registry_for
 from mcpforms.session_stores import DatabaseSessions
+from mcpforms.task_store import start_task
 from tests.core_client import CoreClient, url_request
 
 pytestmark = pytest.mark.django_db
@@ -87,6 +90,16 @@ def test_what_outlived_its_lifetime_is_deleted_and_counted():
     assert "2 expired pending call" in output
     assert "1 URL-mode elicitation" in output
     assert "1 completed-flow record" in output
+
+
+def test_expired_tasks_are_deleted_and_live_ones_kept():
+    ctx = RequestContext.for_tool("refund", user=None)
+    live = start_task(ctx, tool="refund", arguments={}, runner=ToolTask.Runner.STAFF).row
+    old = start_task(ctx, tool="refund", arguments={}, runner=ToolTask.Runner.STAFF).row
+    ToolTask.objects.filter(pk=old.pk).update(expires=aged(1))  # nobody may poll or approve it now
+    output = cleanup()
+    assert list(ToolTask.objects.values_list("pk", flat=True)) == [live.pk]
+    assert "Deleted 1 expired task" in output
 
 
 def test_nothing_to_delete_says_so():

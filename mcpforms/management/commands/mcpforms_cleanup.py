@@ -1,6 +1,7 @@
 """Delete what mcpforms keeps past its lifetime, as ``clearsessions`` does for Django's sessions: expired
-2025-era sessions and pending calls, URL-mode rows, completed-flow records and never-used OAuth client
-registrations. Run on a schedule, it takes over from the requests' occasional ``mcpforms.models.sweep``."""
+2025-era sessions and pending calls, URL-mode rows, completed-flow records, expired tasks (approval
+requests nobody decided in time among them) and never-used OAuth client registrations. Run on a
+schedule, it takes over from the requests' occasional ``mcpforms.models.sweep``."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from django.db import models, transaction
 from django.utils import timezone
 
 from mcpforms.conf import conf
-from mcpforms.models import CleanupRun, CompletedFlow, Era2025Call, Era2025Session, UrlElicitation
+from mcpforms.models import CleanupRun, CompletedFlow, Era2025Call, Era2025Session, ToolTask, UrlElicitation
 
 CRON_LINE = "17 * * * *  cd /srv/site && python manage.py mcpforms_cleanup --verbosity 0"
 
@@ -25,14 +26,16 @@ _EXPIRING: list[tuple[str, Callable[[], models.QuerySet[Any]]]] = [
     ("expired 2025-era sessions", Era2025Session.expired),
     ("URL-mode elicitations", UrlElicitation.expired),
     ("completed-flow records", CompletedFlow.expired),
+    ("expired tasks", ToolTask.expired),
 ]
 
 
 class Command(BaseCommand):
     help = (
-        "Delete expired 2025-era sessions, pending calls (with their stream events), URL-mode elicitations "
-        "and completed-flow records, and, with django-oauth-toolkit, dynamically registered OAuth clients "
-        "that got no token within MCPFORMS['OAUTH_DCR_UNUSED_DAYS'], and print how many. Run it on a "
+        "Delete expired 2025-era sessions, pending calls (with their stream events), URL-mode elicitations, "
+        "completed-flow records and tasks (past their ttlMs: nobody can poll or approve them), and, with "
+        "django-oauth-toolkit, dynamically registered OAuth clients that got no token within "
+        "MCPFORMS['OAUTH_DCR_UNUSED_DAYS'], and print how many. Run it on a "
         f"schedule, e.g. hourly from crontab: `{CRON_LINE}`; requests then stop deleting expired rows "
         "themselves for two days. With SESSION_STORE = CacheSessions the cache expires sessions and calls "
         "itself; the other rows are still in the database."
