@@ -1,7 +1,9 @@
-"""The demo's MCP tools: two forms the project already had. The README quotes this file."""
+"""The demo's MCP tools: two forms the project already had, and a refund that finance approves in the admin
+before it is recorded. The README quotes this file."""
 
 import mcpforms
-from project.demo.forms import SignupForm, TicketForm
+from project.demo.forms import RefundForm, SignupForm, TicketForm
+from project.demo.models import Refund
 
 
 @mcpforms.tool(SignupForm, title="Sign up", message="Create your account")
@@ -19,3 +21,23 @@ class CreateTicket(mcpforms.FormTool):
 
 
 mcpforms.register(CreateTicket)
+
+
+@mcpforms.tool(
+    RefundForm,
+    title="Request a refund",
+    message="Which order should be refunded?",
+    approval="demo.approve_refund",  # finance (seed_demo) approves, rejects or sends it back in the admin
+)
+def refund_request(request, form):
+    """Runs only once a finance user approved the request; ``request.user`` is who asked for it."""
+    refund = Refund.objects.create(**form.cleaned_data, requested_by=request.user)
+    return {
+        "content": [
+            {
+                "type": "text",
+                "text": f"Refund #{refund.pk} of {refund.amount} for {refund.order} is recorded.",
+            }
+        ],
+        "structuredContent": {"refund": refund.pk, "order": refund.order, "amount": str(refund.amount)},
+    }

@@ -18,3 +18,24 @@ class Ticket(models.Model):
 
     def __str__(self) -> str:
         return self.subject
+
+
+class Refund(models.Model):
+    """A refund someone asked for through the ``refund_request`` tool, recorded once finance approved it."""
+
+    order = models.CharField("order reference", max_length=40)
+    amount = models.DecimalField(max_digits=10, decimal_places=2)
+    reason = models.TextField()
+    requested_by = models.ForeignKey(
+        "auth.User", null=True, blank=True, on_delete=models.SET_NULL, related_name="refunds"
+    )
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created"]
+        # Who may approve a refund request in the admin (the tool's ``approval``); seed_demo gives it to
+        # the finance user.
+        permissions = [("approve_refund", "Can approve refund requests")]
+
+    def __str__(self) -> str:
+        return f"{self.amount} for {self.order}"

@@ -32,7 +32,12 @@ from mcpforms.protocol.versions import VERSION_2026
 from mcpforms.registry import registry_for
 from mcpforms.tools import FormTool
 from mcpforms.ways import ways_to_fill
-from project.demo.management.commands.seed_demo import STAFF_PASSWORD, STAFF_USERNAME
+from project.demo.management.commands.seed_demo import (
+    FINANCE_PASSWORD,
+    FINANCE_USERNAME,
+    STAFF_PASSWORD,
+    STAFF_USERNAME,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -62,6 +67,7 @@ class ToolCard:
     anonymous: bool
     usable: bool
     reason: str = ""
+    approval: bool = False  # a call waits for staff to approve it in the admin before its handler runs
     admin_url: str = ""
     fields: list[forms.BoundField] = field(default_factory=list)
     page_only: frozenset[str] = frozenset()
@@ -98,6 +104,7 @@ def _card(request: HttpRequest, form_tool: FormTool, entry: dict[str, Any]) -> T
         anonymous=anonymous,
         usable=usable,
         reason=reason,
+        approval=form_tool.approval is not None,
         definition_json=json.dumps(entry, indent=2),
     )
     if isinstance(form_tool, DefinitionTool):
@@ -125,6 +132,7 @@ def _card(request: HttpRequest, form_tool: FormTool, entry: dict[str, Any]) -> T
         "title": form_tool.get_title(),
         "fields": [entry for entry in shown.config if entry["name"] not in shown.page_only] + hidden,
         "pageOnly": sorted(shown.page_only),
+        "approval": card.approval,
     }
     return card
 
@@ -208,6 +216,8 @@ def home(request: HttpRequest) -> HttpResponse:
         "client_config": _client_config(endpoint),
         "staff_username": STAFF_USERNAME,
         "staff_password": STAFF_PASSWORD,
+        "finance_username": FINANCE_USERNAME,
+        "finance_password": FINANCE_PASSWORD,
         "page_config": page,
     }
     return render(request, "demo/home.html", context)

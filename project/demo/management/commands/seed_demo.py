@@ -3,6 +3,7 @@
 from typing import Any
 
 from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Permission
 from django.core.management.base import BaseCommand
 from django.db import transaction
 
@@ -17,6 +18,11 @@ TICKETS = [
 # Local demo only: the README documents this login.
 STAFF_USERNAME = "staff"
 STAFF_PASSWORD = "mcpforms-demo"
+# Staff but no superuser: they may approve refund requests (the refund_request tool's approval permission)
+# and do nothing else in the admin. The staff user asks, finance decides: nobody approves their own request.
+FINANCE_USERNAME = "finance"
+FINANCE_PASSWORD = "mcpforms-finance"
+APPROVE_REFUND = ("demo", "approve_refund")
 
 ADMIN_FORMS: list[dict[str, Any]] = [
     {
@@ -97,7 +103,16 @@ class Command(BaseCommand):
         users = get_user_model().objects
         if not users.filter(username=STAFF_USERNAME).exists():
             users.create_superuser(STAFF_USERNAME, "staff@example.com", STAFF_PASSWORD)
+        if not users.filter(username=FINANCE_USERNAME).exists():
+            finance = users.create_user(
+                FINANCE_USERNAME, "finance@example.com", FINANCE_PASSWORD, is_staff=True
+            )
+            app_label, codename = APPROVE_REFUND
+            finance.user_permissions.add(
+                Permission.objects.get(content_type__app_label=app_label, codename=codename)
+            )
         self.stdout.write(
             f"Demo data ready ({created} ticket(s), {forms_added} admin-defined form(s) added; "
-            f"admin login {STAFF_USERNAME} / {STAFF_PASSWORD})."
+            f"admin login {STAFF_USERNAME} / {STAFF_PASSWORD}, refunds approved by "
+            f"{FINANCE_USERNAME} / {FINANCE_PASSWORD})."
         )

@@ -280,8 +280,10 @@
   };
 
   ToolForm.prototype.done = function (result) {
-    var panel = this.panel("done", this.config.title + ": done");
-    this.note(panel, "The tool ran once and returned:");
+    var approval = this.config.approval;
+    var panel = this.panel("done", this.config.title + (approval ? ": sent for approval" : ": done"));
+    // An approval tool's call only queues the request: nothing has run until someone approves it.
+    this.note(panel, approval ? "The request waits in the admin; the tool said:" : "The tool ran once and returned:");
     var pre = document.createElement("pre");
     pre.className = "code";
     var data = result.structuredContent;
