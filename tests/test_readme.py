@@ -62,3 +62,42 @@ def test_the_sqlite_settings_in_the_readme_are_the_demos_and_do_what_it_says(tmp
         assert pragmas == {"journal_mode": "wal", "synchronous": 1, "busy_timeout": 20_000}
     finally:
         connection.close()
+
+
+def test_the_email_receiver_of_task_decided_tells_the_requester(db, django_capture_on_commit_callbacks):
+    from django.contrib.auth.models import Permission, User
+    from django.core import mail
+
+    from mcpforms.approvals import approve, reject
+    from mcpforms.models import ToolTask
+    from mcpforms.protocol.server import Server
+    from mcpforms.registry import register, registry_for
+    from mcpforms.signals import task_decided
+    from tests.core_client import CoreClient
+    from tests.forms import SignupForm
+
+    (block,) = [block for block in python_blocks() if "@receiver(task_decided)" in block]
+    namespace: dict[str, object] = {"__name__": "readme"}
+    exec(compile(block, str(README), "exec"), namespace)
+    try:
+        server = Server()
+        register(SignupForm, server=server, approval="auth.change_user")
+        tool = registry_for(server).form_tool("signup")
+        assert tool is not None
+        requester = User.objects.create_user("ada", email="ada@example.com")
+        approver = User.objects.create_user("bea", is_staff=True)
+        approver.user_permissions.add(Permission.objects.get(codename="change_user"))
+        client = CoreClient(server, user=requester)
+        for _ in range(2):
+            client.call("signup", {"email": "ada@example.com", "plan": "pro"})
+        first, second = ToolTask.objects.order_by("pk")
+        with django_capture_on_commit_callbacks(execute=True):
+            approve(tool, first, User.objects.get(pk=approver.pk))
+            reject(tool, second, User.objects.get(pk=approver.pk), "Duplicate")
+    finally:
+        task_decided.disconnect(namespace["tell_the_requester"])  # type: ignore[arg-type]
+    assert [message.subject for message in mail.outbox] == [
+        f"Your request #{first.pk} (Signup) was approved",
+        f"Your request #{second.pk} (Signup) was rejected: Duplicate",
+    ]
+    assert mail.outbox[0].to == ["ada@example.com"]
