@@ -22,7 +22,7 @@ from mcpforms.protocol.context import RequestContext
 from mcpforms.protocol.errors import ToolError
 from mcpforms.protocol.state import RequestState
 from mcpforms.protocol.tasks import Ask, Wait, tasks_required
-from mcpforms.running import Refusal, check_access, flow_of, form_label, run_handler
+from mcpforms.running import Refusal, check_access, flow_of, form_label, handled
 from mcpforms.task_store import finishing, flow_digest, start_task, turn_context
 from mcpforms.tools import FormTool
 
@@ -118,9 +118,23 @@ def task_turn(tool: FormTool, ctx: RequestContext, kept: dict[str, Any]) -> dict
     if not judged.is_valid:
         raise ToolError(problems(tool, judged))
     with finishing(ctx) as complete:
-        result = run_handler(tool, ctx, judged.form)
+        value = tool.handle(ctx, judged.form)
+        if _asks(value):
+            # The handler asks the user mid-task, before it writes anything: the task is input_required,
+            # and the handler runs again with the answers in ``request.input_responses``.
+            return Ask(value["inputRequests"])
+        result = handled(tool, ctx, judged.form, value)
         complete(result)
     return result
+
+
+def _asks(value: Any) -> bool:
+    return (
+        isinstance(value, Mapping)
+        and value.get("resultType") == "input_required"
+        and isinstance(value.get("inputRequests"), Mapping)
+        and bool(value["inputRequests"])
+    )
 
 
 # Amendments --------------------------------------------------------------------------------------------

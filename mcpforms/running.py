@@ -60,7 +60,12 @@ def check_access(tool: FormTool, ctx: RequestContext, arguments: Any) -> models.
 def run_handler(tool: FormTool, ctx: RequestContext, form: forms.BaseForm) -> dict[str, Any]:
     """Run the handler on a valid form; return the CallToolResult. ``tool_completed`` follows once the
     caller's transaction commits: every way of filling a form ends here, once per completed flow."""
-    result = tool_result(tool.handle(ctx, form))
+    return handled(tool, ctx, form, tool.handle(ctx, form))
+
+
+def handled(tool: FormTool, ctx: RequestContext, form: forms.BaseForm, value: Any) -> dict[str, Any]:
+    """What the handler returned, ``value``, as the CallToolResult, with ``tool_completed`` to follow."""
+    result = tool_result(value)
     signals.send_completed(tool, ctx, form, result)
     return result
 

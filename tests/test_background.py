@@ -330,3 +330,33 @@ def test_a_backend_that_runs_tasks_in_the_request_is_warned_of(server):
         (warning,) = messages(server)
     assert isinstance(warning, Warning)
     assert warning.id == "mcpforms.W412"
+
+
+def test_a_handler_may_ask_the_user_mid_task_and_runs_again_with_the_answer(server, client, red):
+    from mcpforms.answers import accepted_form_input
+    from mcpforms.fields import AutoFormField
+    from mcpforms.schema import form_input_request
+
+    confirm = [AutoFormField(name="confirm", type="boolean", required=True)]
+
+    def careful(request: Any, form: PaintForm) -> Any:
+        answer = accepted_form_input(request.input_responses, "confirm", confirm)
+        if answer is None:  # asked before anything is written, as every write-once handler does
+            return form_input_request(confirm, key="confirm", message="Paint over the old colour?")
+        Colour.objects.create(name=form.cleaned_data["name"], code="#123456")
+        return f"Painted {form.cleaned_data['name']}: {answer['confirm']}"
+
+    mcpforms.tool(PaintForm, server=server, name="careful", background=True)(careful)
+    task = client.call("careful", {"base": red.pk, "name": "teal"})
+    assert work() == 1
+    asking = get(client, task)
+    assert asking["status"] == "input_required"
+    ((key, request),) = asking["inputRequests"].items()
+    assert request["params"]["message"] == "Paint over the old colour?"
+    assert not Colour.objects.filter(name="teal").exists()
+    client.result("tasks/update", {"taskId": task["taskId"], "inputResponses": {key: accept(confirm=True)}})
+    assert get(client, task)["status"] == "working"
+    assert work() == 1
+    done = get(client, task)
+    assert (done["status"], text(done["result"])) == ("completed", "Painted teal: True")
+    assert Colour.objects.filter(name="teal").count() == 1
