@@ -380,7 +380,9 @@ def dripping_host() -> Iterator[tuple[Network, dict[str, Any]]]:
 def test_a_slow_drip_body_is_cut_off_at_the_fetch_budget(dripping_host):
     _, asked = dripping_host
     started = time.monotonic()
-    with pytest.raises(CIMDError, match="time"):
+    # Either the socket's read timeout or the budget between reads ends it, whichever comes first on a
+    # loaded machine: "timed out", or "took longer than CIMD_FETCH_TIMEOUT_SECONDS".
+    with pytest.raises(CIMDError, match="(?i)time"):
         fetch(VSCODE)
     elapsed = time.monotonic() - started
     assert asked["host"] == PUBLIC
