@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 from datetime import timedelta
 from typing import Any, TypeVar, cast
 
-from django.db import DatabaseError, IntegrityError, connections, transaction
+from django.db import DatabaseError, IntegrityError, connections, router, transaction
 from django.utils import timezone
 from django.utils.crypto import salted_hmac
 
@@ -437,7 +437,8 @@ def finishing(ctx: RequestContext) -> Iterator[Callable[[dict[str, Any]], None]]
     """Run a turn's last step (a handler's writes) in one transaction with the task's completion: the
     task is checked first (``TaskCancelled`` when it was cancelled), and the block calls the function it
     gets with the result, so that the handler's writes and ``completed`` commit together or not at all — a
-    cancel that lands while the block runs rolls the handler's writes back (``TaskCancelled``)."""
+    cancel that lands while the block runs rolls the handler's writes back (``TaskCancelled``). Not on
+    SQLite, which takes one writer at a time: see below."""
     control = ctx.task
     if not isinstance(control, _Control):
         raise TypeError("finishing() runs inside a turn of a task")
@@ -451,6 +452,13 @@ def finishing(ctx: RequestContext) -> Iterator[Callable[[dict[str, Any]], None]]
         if not _write(row, row.turn, Status.COMPLETED, result=result):
             raise TaskCancelled
 
+    if _one_writer_at_a_time():
+        # SQLite: while the handler's transaction holds the database's one write lock (from its first
+        # write, or from BEGIN under IMMEDIATE transactions), no other connection can write its progress
+        # or its cancel. There the handler's writes commit as it makes them, so that both reach the task
+        # between its steps; a cancel still stops it at its next report, and still wins over completion.
+        yield complete
+        return
     # The row is not locked while the handler runs: its progress (``RequestContext.report_progress``)
     # is written and its cancel read apart, so that a cancel lands between two steps, not after the last.
     control.finishing = True
@@ -459,3 +467,8 @@ def finishing(ctx: RequestContext) -> Iterator[Callable[[dict[str, Any]], None]]
             yield complete
     finally:
         control.finishing = False
+
+
+def _one_writer_at_a_time() -> bool:
+    """Whether the tasks' database takes one writer at a time (SQLite), whatever the connection."""
+    return bool(connections[router.db_for_write(ToolTask)].vendor == "sqlite")
