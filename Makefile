@@ -42,10 +42,20 @@ chromium:
 		apt-get update && apt-get install -y chromium; \
 	fi
 
+# The demo, and beside it a worker of Django's tasks framework (django-tasks-db's `db_worker`), which runs
+# what a client's tasks leave to the background. Both run in the background of one shell that waits for
+# the server: whichever way it ends (Ctrl-C, a kill of make, a server that cannot start), the trap stops
+# the other, and the recipe ends with the server's status. (An asynchronous command of a shell without
+# job control ignores Ctrl-C's SIGINT, so the trap forwards it.)
+RUN_ADDRESS ?= 127.0.0.1:8000
 run: $(STAMP)
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py seed_demo
-	$(BIN)/python manage.py runserver 127.0.0.1:8000
+	@trap 'kill $$server $$worker 2>/dev/null' INT TERM HUP; \
+	$(BIN)/python manage.py db_worker & worker=$$!; \
+	$(BIN)/python manage.py runserver $(RUN_ADDRESS) & server=$$!; \
+	wait $$server; status=$$?; \
+	kill $$worker 2>/dev/null; wait; exit $$status
 
 # The quick loop: lint, types, and the suite without its end-to-end tests, on two workers, stopping at
 # the first failure. `make test` runs everything else.

@@ -3,6 +3,8 @@
 import os
 from pathlib import Path
 
+import django
+
 import mcpforms.oauth
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -21,8 +23,14 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "oauth2_provider",  # the authorization server MCP clients sign in with (mcpforms[oauth])
     "mcpforms",
+    # The database backend of Django's tasks framework: `make run` starts its worker (`manage.py db_worker`),
+    # which runs the handler of the background tool export_tickets.
+    "django_tasks_db",
     "project.demo",
 ]
+if django.VERSION < (6, 0):
+    # Django 6 has the tasks framework built in; before it, the backport is an app of its own.
+    INSTALLED_APPS.insert(-2, "django_tasks")
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
@@ -87,6 +95,8 @@ STATIC_URL = "static/"
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # Where the consent page sends someone who is not signed in: the demo has no login page but the admin's.
 LOGIN_URL = "admin:login"
+
+TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
 
 MCPFORMS = {
     # Anyone may sign up: that is what someone without an account does. Every other tool acts for a user:

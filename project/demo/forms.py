@@ -37,3 +37,13 @@ class RefundForm(forms.Form):
     )
     amount = forms.DecimalField(min_value=Decimal("0.01"), max_digits=10, decimal_places=2)
     reason = forms.CharField(max_length=500, widget=forms.Textarea, help_text="Why the money goes back.")
+
+
+class ExportForm(forms.Form):
+    """Export the support tickets, all of them or those of one priority."""
+
+    priority = forms.ChoiceField(
+        choices=[("", "Any priority"), *Ticket.Priority.choices],
+        required=False,
+        help_text="Leave empty to export every ticket.",
+    )

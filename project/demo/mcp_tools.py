@@ -1,9 +1,11 @@
-"""The demo's MCP tools: two forms the project already had, and a refund that finance approves in the admin
-before it is recorded. The README quotes this file."""
+"""The demo's MCP tools: two forms the project already had, a refund that finance approves in the admin
+before it is recorded, and an export that a worker runs in the background. The README quotes this file."""
+
+import time
 
 import mcpforms
-from project.demo.forms import RefundForm, SignupForm, TicketForm
-from project.demo.models import Refund
+from project.demo.forms import ExportForm, RefundForm, SignupForm, TicketForm
+from project.demo.models import Refund, Ticket
 
 
 @mcpforms.tool(SignupForm, title="Sign up", message="Create your account")
@@ -40,4 +42,24 @@ def refund_request(request, form):
             }
         ],
         "structuredContent": {"refund": refund.pk, "order": refund.order, "amount": str(refund.amount)},
+    }
+
+
+@mcpforms.tool(
+    ExportForm,
+    title="Export tickets",
+    message="Which tickets should be exported?",
+    background=True,  # a client that follows tasks polls it while a worker runs it (make run starts one)
+)
+def export_tickets(request, form):
+    """Slow on purpose, a second a ticket: the task's statusMessage shows where it is."""
+    priority = form.cleaned_data["priority"]
+    tickets = list(Ticket.objects.filter(priority=priority) if priority else Ticket.objects.all())
+    total = len(tickets)
+    for done, ticket in enumerate(tickets):
+        request.report_progress(done, total, f"Exporting ticket {done + 1} of {total}: {ticket}")
+        time.sleep(1)
+    return {
+        "content": [{"type": "text", "text": f"Exported {total} ticket(s)."}],
+        "structuredContent": {"exported": [ticket.subject for ticket in tickets]},
     }

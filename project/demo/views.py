@@ -68,6 +68,7 @@ class ToolCard:
     usable: bool
     reason: str = ""
     approval: bool = False  # a call waits for staff to approve it in the admin before its handler runs
+    background: bool = False  # with the tasks extension, its handler runs on `make run`'s worker
     admin_url: str = ""
     fields: list[forms.BoundField] = field(default_factory=list)
     page_only: frozenset[str] = frozenset()
@@ -105,6 +106,7 @@ def _card(request: HttpRequest, form_tool: FormTool, entry: dict[str, Any]) -> T
         usable=usable,
         reason=reason,
         approval=form_tool.approval is not None,
+        background=form_tool.background,
         definition_json=json.dumps(entry, indent=2),
     )
     if isinstance(form_tool, DefinitionTool):
