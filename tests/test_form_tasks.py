@@ -6,10 +6,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from django.contrib.auth.models import User
+from django.contrib.auth.models import AnonymousUser, User
 
 import mcpforms.form_tasks as form_tasks
-from mcpforms.models import ToolTask
+from mcpforms.api import serve
+from mcpforms.models import AccessToken, ToolTask
 from mcpforms.protocol.server import Server
 from mcpforms.protocol.tasks import EXTENSION
 from mcpforms.registry import register
@@ -173,3 +174,33 @@ def test_a_turn_of_a_task_that_ended_does_nothing(served, requester):
     run_turn(row.digest, row.turn)
     assert client.result("tasks/get", {"taskId": task_id})["status"] == "cancelled"
     assert ran == []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_over_http_a_task_is_its_requesters_alone_and_a_revoked_token_reaches_none(served):
+    ada, bob = User.objects.create_user("ada"), User.objects.create_user("bob")
+    theirs = CoreClient(served, capabilities=TASKS, user=ada, over_http=True)
+    task_id = theirs.call("signup", VALID)["taskId"]
+    assert theirs.result("tasks/get", {"taskId": task_id})["status"] == "working"
+
+    stranger = CoreClient(served, capabilities=TASKS, user=bob, over_http=True)
+    extra: dict[str, dict[str, Any]] = {
+        "tasks/get": {},
+        "tasks/update": {"inputResponses": {}},
+        "tasks/cancel": {},
+    }
+    for method, params in extra.items():
+        foreign = stranger.send(method, {"taskId": task_id, **params})["error"]
+        unknown = stranger.send(method, {"taskId": "x" * len(task_id), **params})["error"]
+        assert foreign == {**unknown, "data": {"taskId": task_id}}  # no answer tells the two apart
+        assert foreign["code"] == -32602
+    assert theirs.result("tasks/get", {"taskId": task_id})["status"] == "working"  # not cancelled
+
+    for token in AccessToken.objects.filter(user=ada):
+        token.revoke()
+    request = wire.http_request(
+        wire.message("tasks/get", {"taskId": task_id}, capabilities=TASKS), token=theirs._token()
+    )
+    request.user = AnonymousUser()
+    response = serve(served, request)
+    assert response.status_code == 401  # the edge refuses the token before any task is looked up

@@ -70,10 +70,11 @@ def initialize(
 
 def headers(payload: dict[str, Any]) -> dict[str, str]:
     """The headers that mirror ``payload`` over HTTP: its version and method, and the name of the tool,
-    prompt or resource it addresses (§8.2). Header names as Django's test ``Client(headers=...)`` takes."""
+    prompt, resource or task it addresses (§8.2). Header names as Django's test ``Client(headers=...)``
+    takes."""
     sent = {"MCP-Protocol-Version": VERSION, "Mcp-Method": payload["method"]}
     params = payload.get("params") or {}
-    target = params.get("name", params.get("uri"))
+    target = params.get("name", params.get("uri", params.get("taskId")))
     if isinstance(target, str):
         sent["Mcp-Name"] = target
     return sent
