@@ -110,10 +110,12 @@ def test_the_metadata_names_the_supported_range_and_where_to_look(dist):
         if "extra ==" not in line
     }
     assert required == RUNTIME
-    # django-oauth-toolkit comes only with the extra: `pip install "mcpforms[oauth]"`.
-    assert metadata.get_all("Provides-Extra") == ["oauth"]
+    # The optional parts come only with their extras: `pip install "mcpforms[oauth]"`, `[background]`
+    # (the django-tasks backport Django 5.2 needs).
+    assert metadata.get_all("Provides-Extra") == ["oauth", "background"]
     assert [line for line in metadata.get_all("Requires-Dist", []) if "extra ==" in line] == [
-        'django-oauth-toolkit<4,>=3.4; extra == "oauth"'
+        'django-oauth-toolkit<4,>=3.4; extra == "oauth"',
+        'django-tasks>=0.12; extra == "background"',
     ]
 
 

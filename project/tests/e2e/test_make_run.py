@@ -172,4 +172,5 @@ def test_ctrl_c_stops_the_server_and_the_worker(demo):
     run, _ = demo
     assert any("manage.py db_worker" in command for command in run.commands())
     os.killpg(run.make.pid, signal.SIGINT)  # what Ctrl-C in the terminal sends
-    assert run.ended(within=20) == []
+    # Generous: the server and the worker end within a second or two, but CI runs two lanes side by side.
+    assert run.ended(within=60) == []
