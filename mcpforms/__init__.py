@@ -18,11 +18,13 @@ if TYPE_CHECKING:
     from mcpforms.schema import form_input_request, form_schema
     from mcpforms.tools import FormTool
     from mcpforms.ui import display_form
+    from mcpforms.wizards import WizardTool
 
 _HOMES = {
     "AutoFormField": "mcpforms.fields",
     "FormTool": "mcpforms.tools",
     "Option": "mcpforms.fields",
+    "WizardTool": "mcpforms.wizards",
     "accepted_form_input": "mcpforms.answers",
     "display_form": "mcpforms.ui",
     "fields_for_form": "mcpforms.fields",
@@ -40,6 +42,7 @@ __all__ = [
     "AutoFormField",
     "FormTool",
     "Option",
+    "WizardTool",
     "accepted_form_input",
     "display_form",
     "fields_for_form",

@@ -23,6 +23,7 @@ from django.utils.module_loading import autodiscover_modules
 
 import mcpforms.serving as serving
 import mcpforms.ui as ui
+import mcpforms.wizards as wizards
 from mcpforms.fields import FormConversionError, fields_for_form
 from mcpforms.flow import Ask, Path
 from mcpforms.prompts import FormPrompt, form_prompt
@@ -214,6 +215,8 @@ class _ToolSlot(Deferred[Tool]):
 
     def build(self) -> Tool | None:
         raise_for_check_errors(self.form_tool)  # logged as "cannot be listed"; a call of it is -32603
+        if isinstance(self.form_tool, wizards.WizardTool):
+            return wizards.tool_of(self.form_tool)  # one step per round (its UI submit slot builds None)
         return serving.tool_of(self.form_tool)
 
     def visible_to(self, ctx: RequestContext) -> bool:

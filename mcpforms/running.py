@@ -7,7 +7,7 @@ caller may use the tool and finds the object an update changes, ``complete`` run
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from django import forms
@@ -74,10 +74,17 @@ class _Recorded(Exception):
     """The flow being completed is recorded already: its transaction must end before the outcome is read."""
 
 
-def complete(tool: FormTool, ctx: RequestContext, form: forms.BaseForm) -> dict[str, Any]:
+def complete(
+    tool: FormTool,
+    ctx: RequestContext,
+    form: forms.BaseForm,
+    *,
+    run: Callable[[], dict[str, Any]] | None = None,
+) -> dict[str, Any]:
     """Run the handler once per flow: the flow is recorded, with the result, in the handler's own
     transaction. A client that retries the last round (it lost the response), or answers an earlier
-    round of the same flow again, gets the recorded outcome; nothing runs twice."""
+    round of the same flow again, gets the recorded outcome; nothing runs twice. ``run`` stands for
+    ``run_handler`` where the handler takes more than one form (a wizard's steps)."""
     from mcpforms.models import CompletedFlow  # models load after the app registry; this module before
 
     state = ctx.request_state
@@ -92,7 +99,7 @@ def complete(tool: FormTool, ctx: RequestContext, form: forms.BaseForm) -> dict[
                     digest = CompletedFlow.record(state)
                 except IntegrityError as duplicate:
                     raise _Recorded from duplicate
-            result = run_handler(tool, ctx, form)
+            result = run_handler(tool, ctx, form) if run is None else run()
             if digest is not None:
                 CompletedFlow.keep_result(digest, result)
             return result

@@ -20,6 +20,7 @@ PUBLIC = [
     "AutoFormField",
     "FormTool",
     "Option",
+    "WizardTool",
     "accepted_form_input",
     "display_form",
     "fields_for_form",
