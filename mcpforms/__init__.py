@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from mcpforms.answers import accepted_form_input, input_response, validate_with_form
     from mcpforms.fields import AutoFormField, Option, fields_for_form, fields_for_model
-    from mcpforms.registry import register, register_prompt, tool
+    from mcpforms.registry import register, register_prompt, register_wizard, tool
     from mcpforms.schema import form_input_request, form_schema
     from mcpforms.tools import FormTool
     from mcpforms.ui import display_form
@@ -34,6 +34,7 @@ _HOMES = {
     "input_response": "mcpforms.answers",
     "register": "mcpforms.registry",
     "register_prompt": "mcpforms.registry",
+    "register_wizard": "mcpforms.registry",
     "tool": "mcpforms.registry",
     "validate_with_form": "mcpforms.answers",
 }
@@ -52,6 +53,7 @@ __all__ = [
     "input_response",
     "register",
     "register_prompt",
+    "register_wizard",
     "tool",
     "validate_with_form",
 ]

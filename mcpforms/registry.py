@@ -338,6 +338,15 @@ def tool(
     return decorator
 
 
+def register_wizard(view_class: type[Any], *, server: Server | None = None, **options: Any) -> None:
+    """Expose an existing django-formtools ``WizardView`` subclass as a multi-step tool, asked one step per
+    round (``mcpforms.wizards.ViewWizardTool``): its ``form_list``, ``condition_dict``, form hooks and
+    ``done()``. ``options`` are a ``WizardTool``'s (name, title, description, message, permission, scope,
+    output_schema, annotations) and ``handle(request, form_list, form_dict)``, which wins over ``done()``.
+    The name is the view's (``TravelWizard`` → ``travel``)."""
+    registry_for(server or default_server).add_tool(wizards.wizard_tool_class(view_class, **options)())
+
+
 def register_prompt(
     form_class: type[forms.BaseForm],
     *,

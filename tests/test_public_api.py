@@ -30,6 +30,7 @@ PUBLIC = [
     "input_response",
     "register",
     "register_prompt",
+    "register_wizard",
     "tool",
     "validate_with_form",
 ]

@@ -111,11 +111,12 @@ def test_the_metadata_names_the_supported_range_and_where_to_look(dist):
     }
     assert required == RUNTIME
     # The optional parts come only with their extras: `pip install "mcpforms[oauth]"`, `[background]`
-    # (the django-tasks backport Django 5.2 needs).
-    assert metadata.get_all("Provides-Extra") == ["oauth", "background"]
+    # (the django-tasks backport Django 5.2 needs), `[wizards]` (django-formtools, for register_wizard).
+    assert metadata.get_all("Provides-Extra") == ["oauth", "background", "wizards"]
     assert [line for line in metadata.get_all("Requires-Dist", []) if "extra ==" in line] == [
         'django-oauth-toolkit<4,>=3.4; extra == "oauth"',
         'django-tasks>=0.12; extra == "background"',
+        'django-formtools>=2.7; extra == "wizards"',
     ]
 
 
