@@ -47,3 +47,44 @@ class ExportForm(forms.Form):
         required=False,
         help_text="Leave empty to export every ticket.",
     )
+
+
+# The steps of the ``travel_request`` wizard (mcp_tools.py), one form each, asked one per round.
+
+
+class DestinationForm(forms.Form):
+    """Where the trip goes."""
+
+    destination = forms.CharField(max_length=100, help_text="A city, e.g. Tokyo.")
+    international = forms.BooleanField(required=False, label="The trip leaves the country")
+
+
+class PassportForm(forms.Form):
+    """Asked only for an international trip."""
+
+    passport_number = forms.RegexField(
+        regex=r"^[A-Z0-9]{6,9}$",
+        max_length=9,
+        error_messages={"invalid": "Enter the 6 to 9 letters and digits of the passport, e.g. X1234567."},
+    )
+    passport_expiry = forms.DateField(label="Passport valid until")
+
+
+class TripDatesForm(forms.Form):
+    """When, and how much it may cost."""
+
+    departure = forms.DateField()
+    return_date = forms.DateField()
+    budget = forms.DecimalField(min_value=Decimal("1"), max_digits=10, decimal_places=2)
+
+    def clean(self):
+        departure, back = self.cleaned_data.get("departure"), self.cleaned_data.get("return_date")
+        if departure and back and back < departure:
+            raise forms.ValidationError("The return date cannot be before the departure.")
+        return self.cleaned_data
+
+
+class ConfirmForm(forms.Form):
+    """The last step: the user says the request is right before it is stored."""
+
+    confirmed = forms.BooleanField(label="I confirm this travel request")

@@ -1,11 +1,21 @@
 """The demo's MCP tools: two forms the project already had, a refund that finance approves in the admin
-before it is recorded, and an export that a worker runs in the background. The README quotes this file."""
+before it is recorded, an export that a worker runs in the background, and a travel request asked one
+step at a time. The README quotes this file."""
 
 import time
 
 import mcpforms
-from project.demo.forms import ExportForm, RefundForm, SignupForm, TicketForm
-from project.demo.models import Refund, Ticket
+from project.demo.forms import (
+    ConfirmForm,
+    DestinationForm,
+    ExportForm,
+    PassportForm,
+    RefundForm,
+    SignupForm,
+    TicketForm,
+    TripDatesForm,
+)
+from project.demo.models import Refund, Ticket, TravelRequest
 
 
 @mcpforms.tool(SignupForm, title="Sign up", message="Create your account")
@@ -63,3 +73,33 @@ def export_tickets(request, form):
         "content": [{"type": "text", "text": f"Exported {total} ticket(s)."}],
         "structuredContent": {"exported": [ticket.subject for ticket in tickets]},
     }
+
+
+class TravelRequestWizard(mcpforms.WizardTool):
+    """Request a business trip, step by step: the passport is asked only for a trip abroad, and a last step
+    confirms the request."""
+
+    name = "travel_request"
+    title = "Request travel"
+    form_list = [
+        ("destination", DestinationForm),
+        ("passport", PassportForm),
+        ("dates_and_budget", TripDatesForm),
+        ("confirmation", ConfirmForm),
+    ]
+    condition_dict = {
+        # (the tool, the request, the cleaned data of the active steps before this one)
+        "passport": lambda tool, request, cleaned: cleaned["destination"]["international"],
+    }
+
+    # Every step's form, where a FormTool's handle takes one: hence the type checker's "override".
+    def handle(self, request, form_list, form_dict):  # type: ignore[override]
+        """Runs once, when every step that applies is valid: the passport step's form is there only abroad."""
+        answers = {name: value for form in form_list for name, value in form.cleaned_data.items()}
+        del answers["confirmed"]
+        trip = TravelRequest.objects.create(**answers, requested_by=request.user)
+        dates = f"{trip.departure} to {trip.return_date}"
+        return f"Travel request #{trip.pk} to {trip.destination}, {dates}, is recorded."
+
+
+mcpforms.register(TravelRequestWizard)

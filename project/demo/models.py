@@ -39,3 +39,25 @@ class Refund(models.Model):
 
     def __str__(self) -> str:
         return f"{self.amount} for {self.order}"
+
+
+class TravelRequest(models.Model):
+    """A trip someone asked for through the ``travel_request`` tool, step by step, and confirmed."""
+
+    destination = models.CharField(max_length=100)
+    international = models.BooleanField(default=False)
+    passport_number = models.CharField(max_length=20, blank=True, help_text="Only for an international trip.")
+    passport_expiry = models.DateField(null=True, blank=True)
+    departure = models.DateField()
+    return_date = models.DateField()
+    budget = models.DecimalField(max_digits=10, decimal_places=2)
+    requested_by = models.ForeignKey(
+        "auth.User", null=True, blank=True, on_delete=models.SET_NULL, related_name="travel_requests"
+    )
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created"]
+
+    def __str__(self) -> str:
+        return f"{self.destination}, {self.departure} to {self.return_date}"

@@ -32,6 +32,7 @@ from mcpforms.protocol.versions import VERSION_2026
 from mcpforms.registry import registry_for
 from mcpforms.tools import FormTool
 from mcpforms.ways import ways_to_fill
+from mcpforms.wizards import WizardTool
 from project.demo.management.commands.seed_demo import (
     FINANCE_PASSWORD,
     FINANCE_USERNAME,
@@ -52,6 +53,14 @@ ASK_MODES = {
     "always": "The user confirms every call",
     "never": "Never asks: a plain tool",
 }
+
+
+@dataclass
+class StepCard:
+    """One step of a multi-step tool, as its card shows it: its title and its fields."""
+
+    title: str
+    fields: list[forms.BoundField]
 
 
 @dataclass
@@ -77,6 +86,7 @@ class ToolCard:
     schema_json: str = ""
     definition_json: str = ""
     broken: str = ""
+    steps: list[StepCard] = field(default_factory=list)  # a WizardTool's, in order; empty for one form
 
 
 def _paths(form_tool: FormTool) -> list[str]:
@@ -113,6 +123,8 @@ def _card(request: HttpRequest, form_tool: FormTool, entry: dict[str, Any]) -> T
         card.admin_url = reverse("admin:mcpforms_formdefinition_change", args=[form_tool.definition_id])
     try:
         card.paths = _paths(form_tool)
+        if isinstance(form_tool, WizardTool):
+            return _wizard_card(card, form_tool, viewer)
         # Each form gets ids of its own: several tools have an "email" field, and the page shows them all.
         form = form_tool.form_class(auto_id=f"{name}-%s", **form_tool.get_form_kwargs(viewer))
         shown = ui.show_form(form, mode="url")
@@ -134,6 +146,32 @@ def _card(request: HttpRequest, form_tool: FormTool, entry: dict[str, Any]) -> T
         "title": form_tool.get_title(),
         "fields": [entry for entry in shown.config if entry["name"] not in shown.page_only] + hidden,
         "pageOnly": sorted(shown.page_only),
+        "approval": card.approval,
+    }
+    return card
+
+
+def _wizard_card(card: ToolCard, wizard: WizardTool, viewer: RequestContext) -> ToolCard:
+    """A multi-step tool's card: every step's fields, under the step's title. A client asks one step per
+    round; the page, which can show them all, sends them in one call, and the wizard walks its steps on
+    those arguments (a step whose condition is false is skipped, its fields ignored)."""
+    config_fields: list[dict[str, Any]] = []
+    for index, step in enumerate(wizard.steps, start=1):
+        form = wizard.steps[step](auto_id=f"{card.name}-%s", **wizard.form_kwargs_for(viewer, step))
+        shown = ui.show_form(form, mode="url")
+        title = f"Step {index}: {wizard.get_step_title(step)}"
+        if wizard.condition_dict.get(step, True) is not True:
+            title += " (asked only when an earlier answer calls for it)"
+        card.steps.append(StepCard(title=title, fields=shown.fields))
+        card.hidden += list(form.hidden_fields())
+        config_fields += shown.config
+    card.schema_json = json.dumps(form_schema(wizard.fields_for(viewer)), indent=2)
+    hidden = [{"name": b.html_name, "id": b.auto_id, "kind": "text"} for b in card.hidden]
+    card.config = {
+        "tool": card.name,
+        "title": wizard.get_title(),
+        "fields": config_fields + hidden,
+        "pageOnly": [],  # a wizard's steps have no password or file fields (wizards.py refuses them)
         "approval": card.approval,
     }
     return card

@@ -20,7 +20,15 @@ from mcp.client.streamable_http import streamable_http_client
 from tests.conformance.run import running_server
 
 # The demo's tools (project/demo/mcp_tools.py and the admin-defined ones seed_demo makes).
-DEMO_TOOLS = {"create_ticket", "event_rsvp", "export_tickets", "feedback", "refund_request", "signup"}
+DEMO_TOOLS = {
+    "create_ticket",
+    "event_rsvp",
+    "export_tickets",
+    "feedback",
+    "refund_request",
+    "signup",
+    "travel_request",
+}
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { launchChromium } from './chromium.mjs';
 
 const [inspector, artifacts] = process.argv.slice(2);
-const TOOLS = ['create_ticket', 'event_rsvp', 'export_tickets', 'feedback', 'refund_request', 'signup'];
+const TOOLS = ['create_ticket', 'event_rsvp', 'export_tickets', 'feedback', 'refund_request', 'signup', 'travel_request'];
 
 const browser = await launchChromium();
 try {

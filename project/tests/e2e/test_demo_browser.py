@@ -82,7 +82,15 @@ def report(server: DemoServer, tickets_before: int) -> dict[str, Any]:
 
 def test_the_home_page_lists_every_tool_and_what_an_anonymous_visitor_may_try(report):
     assert report["title"].startswith("mcpforms")
-    gated = {"create_ticket", "event_rsvp", "export_tickets", "feedback", "refund_request", "vpn_access"}
+    gated = {
+        "create_ticket",
+        "event_rsvp",
+        "export_tickets",
+        "feedback",
+        "refund_request",
+        "travel_request",
+        "vpn_access",
+    }
     assert set(report["tools"]) == {"signup", *gated}
     assert report["tools"][0] == "signup"  # what the visitor can try comes first
     assert set(report["anonymousGates"]) == gated
