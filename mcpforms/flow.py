@@ -200,7 +200,7 @@ class _Round:
     def merge(self, arguments: Any) -> _Merged:
         """The values known so far: the object's current ones and the model's arguments in a first round,
         what earlier rounds proved in a later one, then this round's answer, which wins."""
-        given = _argument_values(arguments, self.by_name)
+        given = argument_values(arguments, self.by_name)
         # An update the model gave no changes for is the user's to make: show everything, as "always" does.
         updating_unchanged = self.instance is not None and not given and self.flow.ask == "missing"
         ask: Ask = "always" if updating_unchanged else self.flow.ask
@@ -231,7 +231,7 @@ class _Round:
             if auto.name not in asked:
                 continue
             values.pop(auto.name, None)
-            value = _answer_value(auto, content.get(auto.name, MISSING))
+            value = answer_value(auto, content.get(auto.name, MISSING))
             if value is not MISSING:
                 values[auto.name] = value
 
@@ -261,7 +261,7 @@ class _Round:
     def _collect(self, merged: _Merged, errors: dict[str, list[str]]) -> Outcome:
         """Where what is missing, invalid or unconfirmed comes from: the page, the UI, a form elicitation."""
         by_name = self.by_name
-        problems = _describe(errors, by_name)
+        problems = describe_problems(errors, by_name)
         on_page = any(name in by_name and by_name[name].page_only for name in errors)
         if on_page and self.flow.ask != "never":
             return NeedsPage(values=merged.values, problems=tuple(problems))
@@ -309,7 +309,7 @@ class _Round:
     def _message(self, values: Mapping[str, Any], errors: Mapping[str, list[str]]) -> str:
         # An empty required field is asked for, not "corrected": only values someone gave are judged out loud.
         judged = {name: messages for name, messages in errors.items() if name in values or name == NON_FIELD}
-        corrections = _describe(judged, self.by_name)
+        corrections = describe_problems(judged, self.by_name)
         message = self.flow.message
         if corrections:
             message = f"{message}\nPlease correct:\n- " + "\n- ".join(corrections)
@@ -320,13 +320,13 @@ def _defaults(fields: Sequence[AutoFormField]) -> dict[str, Any]:
     return {auto.name: auto.default for auto in fields if auto.default is not None}
 
 
-def _is_plain_json(value: Any) -> bool:
+def is_plain_json(value: Any) -> bool:
     return isinstance(value, _SCALARS) or (
         isinstance(value, list) and all(isinstance(item, _SCALARS) for item in value)
     )
 
 
-def _argument_values(arguments: Any, by_name: Mapping[str, AutoFormField]) -> dict[str, Any]:
+def argument_values(arguments: Any, by_name: Mapping[str, AutoFormField]) -> dict[str, Any]:
     """Keep the model's arguments for known fields, as given: the Django form judges them, not us."""
     if not isinstance(arguments, dict):
         return {}
@@ -335,22 +335,22 @@ def _argument_values(arguments: Any, by_name: Mapping[str, AutoFormField]) -> di
         auto = by_name.get(name)
         if auto is None or auto.page_only:  # secrets and files never come this way
             continue
-        if _is_plain_json(value):
+        if is_plain_json(value):
             values[name] = value
     return values
 
 
-def _answer_value(auto: AutoFormField, raw: Any) -> Any:
+def answer_value(auto: AutoFormField, raw: Any) -> Any:
     """The user's answer for one field: normalised when the schema allows it, else kept as sent when it is
     plain JSON, so the Django form can say what is wrong with it ("Enter a valid email address.") rather
     than "This field is required."; MISSING for anything else."""
     value = accepted_value(auto, raw)
     if value is not MISSING or raw is MISSING:
         return value
-    return raw if _is_plain_json(raw) else MISSING
+    return raw if is_plain_json(raw) else MISSING
 
 
-def _describe(errors: Mapping[str, list[str]], by_name: Mapping[str, AutoFormField]) -> list[str]:
+def describe_problems(errors: Mapping[str, list[str]], by_name: Mapping[str, AutoFormField]) -> list[str]:
     """One line per problem, naming the field the way the user sees it and the way the model passes it."""
     return [
         f"{by_name[name].label} ({name}): {' '.join(messages)}" if name in by_name else " ".join(messages)

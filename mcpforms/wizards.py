@@ -42,10 +42,18 @@ from django.template.response import SimpleTemplateResponse
 from django.utils.text import camel_case_to_spaces, capfirst
 
 import mcpforms.signals as signals
-from mcpforms.answers import MISSING, InputResponse, accepted_value, input_response, validate_with_form
+from mcpforms.answers import MISSING, InputResponse, input_response, validate_with_form
 from mcpforms.conf import conf
 from mcpforms.fields import AutoFormField, declared_fields, form_fields
-from mcpforms.flow import NON_FIELD, Asking, Declined, Refused
+from mcpforms.flow import (
+    NON_FIELD,
+    Asking,
+    Declined,
+    Refused,
+    answer_value,
+    argument_values,
+    describe_problems,
+)
 from mcpforms.output import error_result
 from mcpforms.protocol.context import RequestContext
 from mcpforms.protocol.primitives import Tool
@@ -59,7 +67,6 @@ from mcpforms.tools import FormTool, RegistrationError, check_name
 #: of each active step before it, by step name (formtools' conditions take the view instead).
 Condition = Callable[["WizardTool", RequestContext, Mapping[str, Mapping[str, Any]]], bool]
 STARTED_OVER = "This form changed while it was being filled in, so it starts over from the first step."
-_SCALARS = (str, int, float, bool)
 
 
 class WizardToolChecks(FormToolChecks):
@@ -561,7 +568,7 @@ class _Walk:
         by_name = {auto.name: auto for auto in fields}
         if step != self.pending and step in self.known:
             return {n: v for n, v in self.known[step].items() if n in by_name}, False  # a finished step
-        values = _given(self.arguments, by_name)
+        values = argument_values(self.arguments, by_name)
         if step == self.pending:
             values |= {n: v for n, v in self.known.get(step, {}).items() if n in by_name}
             response = self.response
@@ -569,7 +576,7 @@ class _Walk:
                 for auto in fields:
                     if auto.name in self.asked and auto.type not in OTHER_PATH_TYPES:
                         values.pop(auto.name, None)  # the user saw it: an omitted one was cleared
-                        value = _answer_value(auto, response.content.get(auto.name, MISSING))
+                        value = answer_value(auto, response.content.get(auto.name, MISSING))
                         if value is not MISSING:
                             values[auto.name] = value
                 return values, True
@@ -591,7 +598,7 @@ class _Walk:
     ) -> WizardOutcome:
         by_name = {auto.name: auto for auto in fields}
         title = self.tool.get_step_title(step)
-        problems = _describe(errors, by_name)
+        problems = describe_problems(errors, by_name)
         if not self.can_ask:
             return Refused(
                 f"Could not submit step {step!r} ({title}) of the {self.tool.get_title()} form; these fields "
@@ -616,7 +623,7 @@ class _Walk:
         message = f"Step {k} of at most {n}: {title}"
         judged = {name: m for name, m in errors.items() if name in values or name == NON_FIELD}
         if judged:
-            message += "\nPlease correct:\n- " + "\n- ".join(_describe(judged, by_name))
+            message += "\nPlease correct:\n- " + "\n- ".join(describe_problems(judged, by_name))
         if self.ctx.stale_state:
             message = f"{STARTED_OVER}\n{message}"
         pending = (step, *(auto.name for auto in to_ask))
@@ -626,34 +633,6 @@ class _Walk:
             for auto in to_ask
         ]
         return Asking(form_input_request(asked, key=self.tool.name, message=message, request_state=state))
-
-
-def _given(arguments: Any, by_name: Mapping[str, AutoFormField]) -> dict[str, Any]:
-    """The model's arguments for this step's fields, as given: the step's form judges them."""
-    if not isinstance(arguments, dict):
-        return {}
-    return {n: v for n, v in arguments.items() if n in by_name and _is_plain_json(v)}
-
-
-def _is_plain_json(value: Any) -> bool:
-    return isinstance(value, _SCALARS) or (
-        isinstance(value, list) and all(isinstance(i, _SCALARS) for i in value)
-    )
-
-
-def _answer_value(auto: AutoFormField, raw: Any) -> Any:
-    # As flow does: a value the schema refuses stays when plain JSON, for Django's message to say why.
-    value = accepted_value(auto, raw)
-    if value is not MISSING or raw is MISSING:
-        return value
-    return raw if _is_plain_json(raw) else MISSING
-
-
-def _describe(errors: Mapping[str, list[str]], by_name: Mapping[str, AutoFormField]) -> list[str]:
-    return [
-        f"{by_name[name].label} ({name}): {' '.join(messages)}" if name in by_name else " ".join(messages)
-        for name, messages in errors.items()
-    ]
 
 
 # The public names (the README's "The public API"); the rest serve the package's other modules.
