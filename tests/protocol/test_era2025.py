@@ -471,3 +471,12 @@ def test_a_user_at_their_session_budget_does_not_adopt_another_session(server, d
     )
     # Refused, the session stays its anonymous opener's.
     assert server.handle(PING, headers=client.headers).status == 200
+
+
+def test_an_initialize_sent_as_a_notification_is_an_invalid_request():
+    # Found by the fuzz test: the handshake needs an answer, and a notification gets none.
+    notification = {"jsonrpc": "2.0", "method": "initialize", "params": {"protocolVersion": "2025-11-25"}}
+    reply = Server().handle(notification)
+    assert reply.status == 400 and reply.body is not None
+    assert reply.body["error"]["code"] == -32600
+    assert "initialize is a request" in reply.body["error"]["message"]

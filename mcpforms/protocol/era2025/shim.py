@@ -91,6 +91,11 @@ def _reply(
         return _client_answer(server, payload, headers, user, sessions, access)
     message = read_message(payload)
     if message.method == "initialize":
+        if message.is_notification:
+            # The handshake needs an answer, which a notification never gets.
+            raise ProtocolError(
+                INVALID_REQUEST, "Invalid Request: initialize is a request; send it with an id"
+            )
         return _initialize(server, message, user, sessions, address)
     session = _session(server, headers, user, sessions)
     if message.is_notification:
