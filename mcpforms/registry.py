@@ -23,6 +23,8 @@ from django.utils.module_loading import autodiscover_modules
 
 import mcpforms.serving as serving
 import mcpforms.ui as ui
+import mcpforms.wizard_rounds as wizard_rounds
+import mcpforms.wizard_views as wizard_views
 import mcpforms.wizards as wizards
 from mcpforms.fields import FormConversionError, fields_for_form
 from mcpforms.flow import Ask, Path
@@ -216,7 +218,7 @@ class _ToolSlot(Deferred[Tool]):
     def build(self) -> Tool | None:
         raise_for_check_errors(self.form_tool)  # logged as "cannot be listed"; a call of it is -32603
         if isinstance(self.form_tool, wizards.WizardTool):
-            return wizards.tool_of(self.form_tool)  # one step per round (its UI submit slot builds None)
+            return wizard_rounds.tool_of(self.form_tool)  # one step per round
         return serving.tool_of(self.form_tool)
 
     def visible_to(self, ctx: RequestContext) -> bool:
@@ -340,11 +342,11 @@ def tool(
 
 def register_wizard(view_class: type[Any], *, server: Server | None = None, **options: Any) -> None:
     """Expose an existing django-formtools ``WizardView`` subclass as a multi-step tool, asked one step per
-    round (``mcpforms.wizards.ViewWizardTool``): its ``form_list``, ``condition_dict``, form hooks and
+    round (``mcpforms.wizard_views.ViewWizardTool``): its ``form_list``, ``condition_dict``, form hooks and
     ``done()``. ``options`` are a ``WizardTool``'s (name, title, description, message, permission, scope,
     output_schema, annotations) and ``handle(request, form_list, form_dict)``, which wins over ``done()``.
     The name is the view's (``TravelWizard`` → ``travel``)."""
-    registry_for(server or default_server).add_tool(wizards.wizard_tool_class(view_class, **options)())
+    registry_for(server or default_server).add_tool(wizard_views.wizard_tool_class(view_class, **options)())
 
 
 def register_prompt(

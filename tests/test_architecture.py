@@ -20,7 +20,21 @@ LAYERS: list[tuple[str, set[str]]] = [
     ("forms", {"fields", "form_factory", "field_rows", "schema", "answers", "output"}),
     ("flow, HTML and storage", {"flow", "ui", "models", "session_stores", "task_store"}),
     ("tool definition", {"tool_checks", "tools", "prompts"}),
-    ("serving", {"serving", "running", "form_tasks", "approvals", "ways", "url_mode", "signals", "wizards"}),
+    (
+        "serving",
+        {
+            "serving",
+            "running",
+            "form_tasks",
+            "approvals",
+            "ways",
+            "url_mode",
+            "signals",
+            "wizards",
+            "wizard_rounds",
+            "wizard_views",
+        },
+    ),
     ("registry and sources", {"registry", "definitions"}),
     (
         "edges",

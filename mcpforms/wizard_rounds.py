@@ -1,0 +1,244 @@
+"""Serving a ``WizardTool``: one round of a call, which asks one step or runs the handler once.
+
+Each round verifies the state, walks the steps in order (a step whose condition is false for the cleaned
+data of the active steps before it is skipped), binds each active step to what is known of it (a finished
+step to its answers from the signed requestState, the step being asked to the arguments, its earlier
+answers and this round's), and asks the first step that is not valid: only its fields the arguments and
+earlier answers do not already satisfy. When every active step is valid, all bound again in this round as
+formtools' ``render_done`` revalidates them, the flow is recorded and ``handle`` runs once, in one
+transaction (``running.complete``); a replayed round, the final one or an earlier one, gets the recorded
+outcome, because the flow id is the wizard's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from functools import partial
+from typing import Any
+
+from django import forms
+
+import mcpforms.signals as signals
+from mcpforms.answers import MISSING, InputResponse, input_response, validate_with_form
+from mcpforms.fields import AutoFormField
+from mcpforms.flow import (
+    NON_FIELD,
+    Asking,
+    Declined,
+    Refused,
+    answer_value,
+    argument_values,
+    describe_problems,
+)
+from mcpforms.output import error_result
+from mcpforms.protocol.context import RequestContext
+from mcpforms.protocol.primitives import Tool
+from mcpforms.protocol.state import RequestState
+from mcpforms.running import Refusal, check_access, complete, handled
+from mcpforms.schema import OTHER_PATH_TYPES, form_input_request
+from mcpforms.wizards import STARTED_OVER, WizardTool
+
+
+def tool_of(tool: WizardTool) -> Tool:
+    """What ``tools/list`` shows for the wizard, and what ``tools/call`` runs."""
+    return Tool(
+        name=tool.name,
+        title=tool.get_title(),
+        description=tool.get_description(),
+        input_schema=tool.input_schema,
+        handler=partial(serve_call, tool),
+        annotations=tool.tool_annotations,
+        output_schema=tool.output_schema,
+        state_version=partial(_digest, tool),
+        visible=tool.may_use,
+    )
+
+
+def _digest(tool: WizardTool) -> str:
+    return tool.digest
+
+
+@dataclass(frozen=True)
+class Finished:
+    """Every active step is valid: run the handler once with ``forms`` (by step, in order)."""
+
+    forms: dict[str, forms.BaseForm]
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """The flow completed in an earlier request: its recorded ``result``, whatever round is replayed."""
+
+    result: dict[str, Any]
+
+
+WizardOutcome = Finished | Recorded | Asking | Refused | Declined
+
+
+def serve_call(tool: WizardTool, ctx: RequestContext, arguments: dict[str, Any]) -> dict[str, Any]:
+    """Run one round of a wizard's ``tools/call``."""
+    return result_of(tool, ctx, decide(tool, ctx, arguments))
+
+
+def decide(tool: WizardTool, ctx: RequestContext, arguments: Any) -> WizardOutcome:
+    """What this round comes to; nothing has run yet."""
+    label = f"the {tool.get_title()} form"
+    try:
+        check_access(tool, ctx, arguments)
+    except Refusal as refusal:
+        return Refused(str(refusal))
+    state = ctx.request_state
+    if state is not None and (recorded := _recorded(state)) is not None:
+        return Recorded(recorded)
+    response = None if ctx.stale_state else input_response(ctx.input_responses, tool.name)
+    if response is not None and response.action == "decline":
+        return Declined("decline", f"The user declined to fill in {label}; nothing was submitted.")
+    if response is not None and response.action == "cancel":
+        return Declined("cancel", f"The user cancelled {label}; nothing was submitted.")
+    return _Walk(tool, ctx, arguments, response).run()
+
+
+def result_of(tool: WizardTool, ctx: RequestContext, outcome: WizardOutcome) -> dict[str, Any]:
+    """The CallToolResult of a round's ``outcome``."""
+    match outcome:
+        case Finished(forms=by_step):
+            return complete(tool, ctx, _combined(by_step), run=partial(_run_handler, tool, ctx, by_step))
+        case Recorded(result=result):
+            return result
+        case Asking(result=result):
+            return result
+        case Declined(action=action, text=text):
+            signals.send_declined(tool, ctx, action)
+            return error_result(text)
+        case Refused(text=text):
+            return error_result(text)
+
+
+def _recorded(state: RequestState) -> dict[str, Any] | None:
+    from mcpforms.models import CompletedFlow  # models load after the app registry; this module before
+
+    return CompletedFlow.outcome_of(state)
+
+
+def _run_handler(tool: WizardTool, ctx: RequestContext, by_step: dict[str, forms.BaseForm]) -> dict[str, Any]:
+    value = tool.handle(ctx, list(by_step.values()), dict(by_step))
+    return handled(tool, ctx, _combined(by_step), value)
+
+
+def _combined(by_step: Mapping[str, forms.BaseForm]) -> forms.BaseForm:
+    """One form standing for all the steps, for what reads a completed form (``tool_completed``'s data)."""
+    combined = forms.Form()
+    combined.fields = {name: f for form in by_step.values() for name, f in form.fields.items()}
+    combined.cleaned_data = {name: v for form in by_step.values() for name, v in form.cleaned_data.items()}
+    return combined
+
+
+class _Walk:
+    """One round's walk through the steps: bind each active one to what is known, stop at the first that
+    is not valid."""
+
+    def __init__(
+        self, tool: WizardTool, ctx: RequestContext, arguments: Any, response: InputResponse | None
+    ) -> None:
+        self.tool, self.ctx, self.arguments, self.response = tool, ctx, arguments, response
+        state = ctx.request_state
+        answers = state.answers if state is not None else {}
+        self.pending = state.pending[0] if state is not None and state.pending else None
+        self.asked = set(state.pending[1:]) if state is not None else set()
+        # What earlier rounds proved, by step; the pending step's entry is what is known of it so far.
+        self.known = {s: dict(v) for s, v in answers.items() if s in tool.steps and isinstance(v, dict)}
+        self.can_ask = ctx.supports_elicitation("form")
+
+    def run(self) -> WizardOutcome:
+        cleaned: dict[str, Mapping[str, Any]] = {}
+        valid: dict[str, forms.BaseForm] = {}
+        steps = list(self.tool.steps)
+        active = 0
+        for index, step in enumerate(steps):
+            if not self.tool.is_active(self.ctx, step, cleaned):
+                continue
+            active += 1
+            fields = self.tool.step_fields(self.ctx, step)
+            values, answered = self._values(step, fields)
+            kwargs = self.tool.form_kwargs_for(self.ctx, step)
+            judged = validate_with_form(self.tool.steps[step], values, **kwargs)
+            if judged.is_valid:
+                self.known[step] = values
+                cleaned[step], valid[step] = judged.cleaned_data, judged.form
+                continue
+            at_most = active + sum(
+                1 for later in steps[index + 1 :] if self.tool.condition_dict.get(later) is not False
+            )
+            return self._ask(step, fields, values, judged.errors, answered=answered, k=active, n=at_most)
+        return Finished(valid)
+
+    def _values(self, step: str, fields: list[AutoFormField]) -> tuple[dict[str, Any], bool]:
+        by_name = {auto.name: auto for auto in fields}
+        if step != self.pending and step in self.known:
+            return {n: v for n, v in self.known[step].items() if n in by_name}, False  # a finished step
+        values = argument_values(self.arguments, by_name)
+        if step == self.pending:
+            values |= {n: v for n, v in self.known.get(step, {}).items() if n in by_name}
+            response = self.response
+            if response is not None and response.content is not None:
+                for auto in fields:
+                    if auto.name in self.asked and auto.type not in OTHER_PATH_TYPES:
+                        values.pop(auto.name, None)  # the user saw it: an omitted one was cleared
+                        value = answer_value(auto, response.content.get(auto.name, MISSING))
+                        if value is not MISSING:
+                            values[auto.name] = value
+                return values, True
+        if not self.can_ask:
+            # Nobody can be asked: a left-out field takes its declared default, as a prefilled form would.
+            values = {a.name: a.default for a in fields if a.default is not None} | values
+        return values, False
+
+    def _ask(
+        self,
+        step: str,
+        fields: list[AutoFormField],
+        values: dict[str, Any],
+        errors: dict[str, list[str]],
+        *,
+        answered: bool,
+        k: int,
+        n: int,
+    ) -> WizardOutcome:
+        by_name = {auto.name: auto for auto in fields}
+        title = self.tool.get_step_title(step)
+        problems = describe_problems(errors, by_name)
+        if not self.can_ask:
+            return Refused(
+                f"Could not submit step {step!r} ({title}) of the {self.tool.get_title()} form; these fields "
+                "are missing or invalid:\n- " + "\n- ".join(problems) + "\nPass valid values as arguments, "
+                "or ask the user for them."
+            )
+        askable = [auto for auto in fields if auto.type not in OTHER_PATH_TYPES]
+        if hidden := [name for name in errors if name in by_name and by_name[name].type in OTHER_PATH_TYPES]:
+            return Refused(
+                f"Step {step!r} needs {', '.join(hidden)} (hidden), which must be passed as an argument.\n- "
+                + "\n- ".join(problems)
+            )
+        first_ask = step != self.pending or not answered
+        if NON_FIELD in errors:
+            to_ask = askable
+        else:
+            to_ask = [
+                auto
+                for auto in askable
+                if auto.name in errors or (first_ask and not auto.required and auto.name not in values)
+            ]
+        message = f"Step {k} of at most {n}: {title}"
+        judged = {name: m for name, m in errors.items() if name in values or name == NON_FIELD}
+        if judged:
+            message += "\nPlease correct:\n- " + "\n- ".join(describe_problems(judged, by_name))
+        if self.ctx.stale_state:
+            message = f"{STARTED_OVER}\n{message}"
+        pending = (step, *(auto.name for auto in to_ask))
+        state = self.ctx.mint_state(answers=self.known | {step: values}, pending=pending)
+        asked = [
+            auto if values.get(auto.name) is None else replace(auto, default=values[auto.name])
+            for auto in to_ask
+        ]
+        return Asking(form_input_request(asked, key=self.tool.name, message=message, request_state=state))
