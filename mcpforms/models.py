@@ -164,7 +164,12 @@ class FormDefinition(models.Model):
 
 
 class FieldDefinition(models.Model):
-    """One field of a FormDefinition, in the AutoFormField vocabulary."""
+    """One field of a FormDefinition, in the AutoFormField vocabulary; a row may start a step."""
+
+    class Condition(models.TextChoices):
+        EQUALS = "equals", "equals"
+        ONE_OF = "one_of", "is one of"
+        TRUE = "true", "is true"
 
     TYPE_CHOICES = [(kind, kind) for kind in sorted(FIELD_TYPES)]
 
@@ -181,6 +186,24 @@ class FieldDefinition(models.Model):
     multiple = models.BooleanField(default=False, help_text="Let the user pick several choices.")
     default = models.CharField(max_length=500, blank=True)
     placeholder = models.CharField(max_length=200, blank=True)
+    # Steps: a row with a step title starts a step, holding it and the rows below it up to the next one.
+    # A form with no step title is asked as one page; rows before the first title form an untitled step.
+    step = models.CharField(
+        "starts the step",
+        max_length=200,
+        blank=True,
+        help_text="Set on the first field of a new step: the step's title, which the user reads.",
+    )
+    condition_field = models.CharField(
+        "ask the step only when",
+        max_length=64,
+        blank=True,
+        help_text="The name of a field of an earlier step; empty to always ask the step.",
+    )
+    condition = models.CharField(max_length=10, choices=Condition, blank=True)
+    condition_value = models.TextField(
+        blank=True, help_text="The value it must equal, or for 'is one of' one value per line."
+    )
 
     class Meta:
         ordering = ["order", "pk"]
