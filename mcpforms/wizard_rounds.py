@@ -163,15 +163,30 @@ class _Walk:
             values, answered = self._values(step, fields)
             kwargs = self.tool.form_kwargs_for(self.ctx, step)
             judged = validate_with_form(self.tool.steps[step], values, **kwargs)
-            if judged.is_valid:
+            # A step in always_ask is the user's to answer: arguments that fill it only prefill it.
+            unconfirmed = step in self.tool.always_ask and not answered and not self._finished(step)
+            if judged.is_valid and not unconfirmed:
                 self.known[step] = values
                 cleaned[step], valid[step] = judged.cleaned_data, judged.form
                 continue
             at_most = active + sum(
                 1 for later in steps[index + 1 :] if self.tool.condition_dict.get(later) is not False
             )
-            return self._ask(step, fields, values, judged.errors, answered=answered, k=active, n=at_most)
+            return self._ask(
+                step,
+                fields,
+                values,
+                judged.errors,
+                answered=answered,
+                confirm=unconfirmed,
+                k=active,
+                n=at_most,
+            )
         return Finished(valid)
+
+    def _finished(self, step: str) -> bool:
+        """Whether an earlier round validated ``step`` (the signed state carries its answers)."""
+        return step in self.known and step != self.pending
 
     def _values(self, step: str, fields: list[AutoFormField]) -> tuple[dict[str, Any], bool]:
         by_name = {auto.name: auto for auto in fields}
@@ -202,12 +217,19 @@ class _Walk:
         errors: dict[str, list[str]],
         *,
         answered: bool,
+        confirm: bool,
         k: int,
         n: int,
     ) -> WizardOutcome:
         by_name = {auto.name: auto for auto in fields}
         title = self.tool.get_step_title(step)
         problems = describe_problems(errors, by_name)
+        if confirm and not errors and not self.can_ask:
+            return Refused(
+                f"Step {step!r} ({title}) of the {self.tool.get_title()} form is answered by the user "
+                "themselves, and this client cannot ask the user (it declared no form elicitation). Nothing "
+                "was submitted."
+            )
         if not self.can_ask:
             return Refused(
                 f"Could not submit step {step!r} ({title}) of the {self.tool.get_title()} form; these fields "
@@ -221,7 +243,7 @@ class _Walk:
                 + "\n- ".join(problems)
             )
         first_ask = step != self.pending or not answered
-        if NON_FIELD in errors:
+        if NON_FIELD in errors or confirm:
             to_ask = askable
         else:
             to_ask = [

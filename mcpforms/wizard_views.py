@@ -34,6 +34,7 @@ VIEW_OPTIONS = (
     "scope",
     "output_schema",
     "annotations",
+    "always_ask",
 )
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import hashlib
 import inspect
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from functools import cached_property
 from typing import Any
 
@@ -100,6 +100,9 @@ class WizardTool(FormTool):
     form_list: Sequence[type[forms.BaseForm] | tuple[str, type[forms.BaseForm]]] = ()
     #: ``{step: bool | condition}``: a step whose condition is false is skipped (see ``Condition``).
     condition_dict: Mapping[str, bool | Condition] = {}
+    #: Steps the user always answers, even when the arguments would fill them (a confirmation the model
+    #: must not give for the user): the arguments only prefill them.
+    always_ask: Collection[str] = ()
     checks_class: type[FormToolChecks] = WizardToolChecks
 
     def __init__(self) -> None:
@@ -107,11 +110,12 @@ class WizardTool(FormTool):
         for step, form_class in self.steps.items():
             _check_step(type(self).__name__, step, form_class)
         _check_unique_fields(type(self).__name__, self.steps)
-        if unknown := set(self.condition_dict) - set(self.steps):
-            raise RegistrationError(
-                f"{type(self).__name__}.condition_dict names no step {', '.join(sorted(unknown))}; "
-                f"the steps are {', '.join(self.steps)}."
-            )
+        for option in ("condition_dict", "always_ask"):
+            if unknown := set(getattr(self, option)) - set(self.steps):
+                raise RegistrationError(
+                    f"{type(self).__name__}.{option} names no step {', '.join(sorted(unknown))}; "
+                    f"the steps are {', '.join(self.steps)}."
+                )
         # What FormTool's own definition reads (the options' checks, the default permission) is the
         # first step's; the rest is overridden here.
         self.form_class = next(iter(self.steps.values()))
@@ -160,6 +164,20 @@ class WizardTool(FormTool):
         """Whether ``step`` applies, given the cleaned data of the active steps before it."""
         condition = self.condition_dict.get(step, True)
         return bool(condition(self, request, cleaned) if callable(condition) else condition)
+
+    def describe_condition(self, step: str) -> str | None:
+        """When ``step`` is asked, in words for a reader (``mcpforms_tools``, the admin): None for a step
+        that is always asked; a callable condition is described by its docstring's first line, else its
+        name."""
+        condition = self.condition_dict.get(step, True)
+        if condition is True:
+            return None
+        if not callable(condition):
+            return "never" if not condition else None
+        doc = inspect.getdoc(condition)
+        if doc:
+            return doc.splitlines()[0].rstrip(".")
+        return f"when {getattr(condition, '__qualname__', repr(condition))}() is true"
 
     def form_kwargs_for(self, request: RequestContext, step: str) -> dict[str, Any]:
         kwargs = dict(self.get_form_kwargs(request, step))

@@ -314,3 +314,48 @@ def test_steps_a_form_elicitation_cannot_ask_are_refused_at_registration(form_li
     wizard = type("RefusedWizard", (WizardTool,), {"form_list": form_list})
     with pytest.raises(RegistrationError, match=complaint.replace("(", r"\(").replace(")", r"\)")):
         register(wizard, server=Server())
+
+
+class ConfirmForm(forms.Form):
+    confirmed = forms.BooleanField(label="I confirm this trip")
+
+
+class ConfirmedTripWizard(WizardTool):
+    form_list = [("destination", DestinationForm), ("confirmation", ConfirmForm)]
+    always_ask = {"confirmation"}
+
+
+def test_a_step_in_always_ask_is_asked_even_when_the_arguments_fill_it():
+    server = Server()
+    register(ConfirmedTripWizard, server=server)
+    client = CoreClient(server)
+    arguments = {"destination": "Oslo", "confirmed": True}
+    first = client.call("confirmed_trip", arguments)
+    params = asked(first, "confirmed_trip")
+    assert params["message"] == "Step 2 of at most 2: Confirmation"
+    assert params["requestedSchema"]["properties"]["confirmed"]["default"] is True  # prefilled, not given
+    refused = client.answer(first, "confirmed_trip", arguments, confirmed_trip=accept(confirmed=False))
+    again = asked(refused, "confirmed_trip")["message"]
+    assert "I confirm this trip (confirmed): This field is required." in again
+    done = client.answer(refused, "confirmed_trip", arguments, confirmed_trip=accept(confirmed=True))
+    assert done["structuredContent"] == {"destination": "Oslo", "international": False, "confirmed": True}
+
+
+def test_a_client_that_cannot_ask_gets_an_error_for_a_step_the_user_must_answer():
+    server = Server()
+    register(ConfirmedTripWizard, server=server)
+    client = CoreClient(server, capabilities={})
+    result = client.call("confirmed_trip", {"destination": "Oslo", "confirmed": True})
+    assert result["isError"] is True
+    assert text(result).startswith(
+        "Step 'confirmation' (Confirmation) of the Confirmed trip form is answered"
+    )
+
+
+def test_always_ask_must_name_steps():
+    class Typo(WizardTool):
+        form_list = [("destination", DestinationForm)]
+        always_ask = {"confirm"}
+
+    with pytest.raises(RegistrationError, match=r"Typo.always_ask names no step confirm"):
+        register(Typo, server=Server())

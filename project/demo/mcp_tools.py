@@ -91,6 +91,8 @@ class TravelRequestWizard(mcpforms.WizardTool):
         # (the tool, the request, the cleaned data of the active steps before this one)
         "passport": lambda tool, request, cleaned: cleaned["destination"]["international"],
     }
+    # The user confirms, even when the model passed confirmed=true along with the rest.
+    always_ask = {"confirmation"}
 
     # Every step's form, where a FormTool's handle takes one: hence the type checker's "override".
     def handle(self, request, form_list, form_dict):  # type: ignore[override]
