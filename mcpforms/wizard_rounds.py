@@ -162,9 +162,15 @@ class _Walk:
             fields = self.tool.step_fields(self.ctx, step)
             values, answered = self._values(step, fields)
             kwargs = self.tool.form_kwargs_for(self.ctx, step)
+            user_answers = step in self.tool.always_ask
+            if kwargs.get("instance") is not None and step != self.pending and not self._finished(step):
+                # A step changing an object starts from its current values, as an update does: a field
+                # left out is kept, never cleared; a step the model gave no change for is the user's.
+                user_answers |= not values and self.can_ask
+                values = {a.name: a.default for a in fields if a.default is not None} | values
             judged = validate_with_form(self.tool.steps[step], values, **kwargs)
             # A step in always_ask is the user's to answer: arguments that fill it only prefill it.
-            unconfirmed = step in self.tool.always_ask and not answered and not self._finished(step)
+            unconfirmed = user_answers and not answered and not self._finished(step)
             if judged.is_valid and not unconfirmed:
                 self.known[step] = values
                 cleaned[step], valid[step] = judged.cleaned_data, judged.form
