@@ -8,12 +8,15 @@ imported by the view being adapted: this module needs nothing of it.
 
 from __future__ import annotations
 
+import importlib.metadata
+import itertools
 import threading
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
 from django import forms
+from django.core.checks import CheckMessage, Error
 from django.http import HttpRequest, StreamingHttpResponse
 from django.http.response import HttpResponseBase, HttpResponseRedirectBase
 from django.template.response import SimpleTemplateResponse
@@ -21,8 +24,9 @@ from django.utils.text import camel_case_to_spaces
 
 from mcpforms.conf import conf
 from mcpforms.protocol.context import RequestContext
+from mcpforms.tool_checks import CheckedTool, FormToolChecks
 from mcpforms.tools import RegistrationError
-from mcpforms.wizards import WizardTool, default_name
+from mcpforms.wizards import WizardTool, WizardToolChecks, default_name
 
 #: What ``register_wizard`` takes besides the view: the options a wizard acts on, and ``handle``.
 VIEW_OPTIONS = (
@@ -51,6 +55,47 @@ class _McpView:
         return {name: value for cleaned in self.mcp_cleaned.values() for name, value in cleaned.items()}
 
 
+#: The first django-formtools release ``register_wizard`` is proven with (the ``mcpforms[wizards]`` extra).
+FORMTOOLS_AT_LEAST = (2, 7)
+
+
+class ViewWizardToolChecks(WizardToolChecks):
+    """A wizard's checks, and the django-formtools the adapted view is written for."""
+
+    def check(self, tool: CheckedTool, **kwargs: Any) -> list[CheckMessage]:
+        return [*super().check(tool, **kwargs), *_check_formtools(tool)]
+
+
+def _check_formtools(tool: CheckedTool) -> list[CheckMessage]:
+    try:
+        installed: str | None = importlib.metadata.version("django-formtools")
+    except importlib.metadata.PackageNotFoundError:
+        installed = None
+    if installed is not None and _release(installed) >= FORMTOOLS_AT_LEAST:
+        return []
+    wanted = ".".join(map(str, FORMTOOLS_AT_LEAST))
+    found = f"django-formtools {installed} is installed" if installed else "django-formtools is not installed"
+    return [
+        Error(
+            f"register_wizard adapts a django-formtools view, and {found}; mcpforms needs {wanted} or later.",
+            hint='pip install "mcpforms[wizards]"',
+            obj=tool,
+            id="mcpforms.E415",
+        )
+    ]
+
+
+def _release(version: str) -> tuple[int, ...]:
+    """``"2.7.1"`` → ``(2, 7, 1)``; a pre-release's suffix is dropped (``"2.8rc1"`` → ``(2, 8)``)."""
+    numbers = []
+    for part in version.split("."):
+        digits = "".join(itertools.takewhile(str.isdigit, part))
+        if not digits:
+            break
+        numbers.append(int(digits))
+    return tuple(numbers)
+
+
 class ViewWizardTool(WizardTool):
     """A ``WizardTool`` whose steps, conditions, hooks and ``done`` are an existing formtools
     ``WizardView``'s (``view_class``); ``register_wizard`` builds it. A condition, a hook and ``done`` get
@@ -58,6 +103,7 @@ class ViewWizardTool(WizardTool):
     ``get_cleaned_data_for_step(step)`` answers from the steps validated before, in this round."""
 
     view_class: type[Any]
+    checks_class: type[FormToolChecks] = ViewWizardToolChecks
 
     def __init__(self) -> None:
         super().__init__()

@@ -3,6 +3,7 @@ conditions (written for formtools, on the view) pick the steps, and its ``done()
 
 from __future__ import annotations
 
+import importlib.metadata
 from typing import Any
 
 import pytest
@@ -188,3 +189,30 @@ def test_options_a_wizard_does_not_act_on_are_an_error():
 
     (error,) = [m for m in Refund().check() if m.id == "mcpforms.E414"]
     assert "ask='always', background=True" in error.msg
+
+
+@pytest.mark.parametrize(
+    ("installed", "found"),
+    [
+        ("2.6.1", "django-formtools 2.6.1 is installed"),
+        (None, "django-formtools is not installed"),
+    ],
+)
+def test_a_view_wizard_without_formtools_27_is_an_error(client, monkeypatch, installed, found):
+    tool = registry_for(client.server).form_tool("travel")
+    assert tool is not None
+    real_version = importlib.metadata.version
+
+    def version(distribution: str) -> str:
+        if distribution != "django-formtools":
+            return real_version(distribution)
+        if installed is None:
+            raise importlib.metadata.PackageNotFoundError(distribution)
+        return installed
+
+    monkeypatch.setattr(importlib.metadata, "version", version)
+    (error,) = [m for m in tool.check() if m.id == "mcpforms.E415"]
+    assert f"{found}; mcpforms needs 2.7 or later" in error.msg
+    assert error.hint == 'pip install "mcpforms[wizards]"'
+    monkeypatch.setattr(importlib.metadata, "version", lambda distribution: "2.7.0")
+    assert [m.id for m in tool.check()] == []
