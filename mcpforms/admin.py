@@ -11,21 +11,24 @@ from django import forms
 from django.apps import apps
 from django.contrib import admin, messages
 from django.contrib.auth.models import AnonymousUser
-from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.exceptions import ImproperlyConfigured, PermissionDenied, ValidationError
 from django.db.models import QuerySet
+from django.forms.models import BaseInlineFormSet
 from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.cache import add_never_cache_headers
-from django.utils.html import format_html
+from django.utils.html import format_html, format_html_join
 
 from mcpforms.conf import conf
-from mcpforms.definitions import definition_form_class, definition_tools
+from mcpforms.definition_steps import starts_step, step_problems
+from mcpforms.definitions import DefinitionWizard, definition_form_class, definition_tool, definition_tools
 from mcpforms.field_rows import DefinitionError, auto_field_from_row, plain_number
-from mcpforms.models import AccessToken, FieldDefinition, FormDefinition, Submission
+from mcpforms.models import TOOL_NAME_VALIDATOR, AccessToken, FieldDefinition, FormDefinition, Submission
 from mcpforms.registry import registries
 from mcpforms.schema import form_schema
+from mcpforms.tools import RegistrationError
 
 # django-stubs makes these classes generic for the type checker only. At run time they cannot be
 # subscripted unless django_stubs_ext.monkeypatch() ran, and a project that installs mcpforms has no
@@ -37,11 +40,15 @@ if TYPE_CHECKING:
     FormDefinitionModelForm = forms.ModelForm[FormDefinition]
     SubmissionModelForm = forms.ModelForm[Submission]
     FieldDefinitionStackedInline = admin.StackedInline[FieldDefinition, FormDefinition]
+    FieldDefinitionInlineFormSet = BaseInlineFormSet[
+        FieldDefinition, FormDefinition, FieldDefinitionModelForm
+    ]
     FormDefinitionModelAdmin = admin.ModelAdmin[FormDefinition]
     SubmissionModelAdmin = admin.ModelAdmin[Submission]
 else:
     FieldDefinitionModelForm = FormDefinitionModelForm = SubmissionModelForm = forms.ModelForm
     FieldDefinitionStackedInline = admin.StackedInline
+    FieldDefinitionInlineFormSet = BaseInlineFormSet
     FormDefinitionModelAdmin = SubmissionModelAdmin = admin.ModelAdmin
 
 
@@ -57,7 +64,44 @@ class FieldDefinitionForm(FieldDefinitionModelForm):
         model = FieldDefinition
         fields = "__all__"
         field_classes = {"min": PlainNumberField, "max": PlainNumberField}
-        widgets = {"choices": forms.Textarea(attrs={"rows": 3, "cols": 40})}
+        widgets = {
+            "choices": forms.Textarea(attrs={"rows": 3, "cols": 40}),
+            "condition_value": forms.Textarea(attrs={"rows": 2, "cols": 40}),
+        }
+
+
+class FieldDefinitionFormSet(FieldDefinitionInlineFormSet):
+    """A definition's field rows: what only the rows together can get wrong, their steps and conditions,
+    is an error on the row and input it is about (``definition_steps.step_problems``)."""
+
+    def clean(self) -> None:
+        super().clean()
+        kept = [
+            (index, form)
+            for index, form in enumerate(self.forms)
+            if (index < self.initial_form_count() or form.has_changed())
+            and not form.cleaned_data.get("DELETE")
+        ]
+        # In the order the tool reads them (FieldDefinition.Meta.ordering), which the order column decides.
+        kept.sort(key=lambda pair: (pair[1].instance.order, pair[1].instance.pk or float("inf"), pair[0]))
+        rows = [form.instance for _, form in kept]
+        problems = step_problems(rows, ask=self.instance.ask)
+        for problem in problems:
+            form = kept[problem.row][1]
+            if problem.field not in form.errors:  # else its own error already says what is wrong there
+                form.add_error(problem.field, str(problem))
+        if problems or not any(starts_step(row) for row in rows) or not all(f.is_valid() for _, f in kept):
+            return
+        try:
+            TOOL_NAME_VALIDATOR(self.instance.name)
+        except ValidationError:
+            return  # the name's own error is shown; what else the tool refuses shows once it is fixed
+        try:
+            # A safety net: whatever else the wizard or its checks would refuse, said before it is saved
+            # rather than a tool silently left out.
+            definition_tool(self.instance, rows)
+        except (DefinitionError, RegistrationError, ImproperlyConfigured) as error:
+            raise ValidationError(f"Assistants could not be offered this form: {error}") from None
 
 
 class FieldDefinitionInline(FieldDefinitionStackedInline):
@@ -68,11 +112,17 @@ class FieldDefinitionInline(FieldDefinitionStackedInline):
     form = FieldDefinitionForm
     verbose_name = "field"
     verbose_name_plural = "fields"
+    formset = FieldDefinitionFormSet
     extra = 1
     min_num = 1
     classes = ["mcpforms-fields"]
     fieldsets = [
         (None, {"fields": [("name", "label"), ("type", "required", "order")]}),
+        # A row that starts a step, and the condition that step is asked on: folded on the other rows.
+        (
+            "Step",
+            {"classes": ["collapse"], "fields": ["step", "condition_field", "condition", "condition_value"]},
+        ),
         # One input per line here: Django unfolds a folded fieldset with an error only when the input is on
         # a line of its own (Fieldset.is_collapsible looks for the name among the lines).
         (
@@ -138,6 +188,35 @@ class FormDefinitionAdmin(FormDefinitionModelAdmin):
         ("Preview", {"fields": ["version", "schema_preview", "form_preview"]}),
     ]
 
+    def _wizard(self, definition: FormDefinition) -> DefinitionWizard | str | None:
+        """The tool of a saved definition with steps, or why it cannot be offered; None without steps."""
+        rows = list(definition.fields.all())
+        if definition._state.adding or not any(starts_step(row) for row in rows):
+            return None
+        try:
+            tool = definition_tool(definition)
+        except (DefinitionError, RegistrationError, ImproperlyConfigured) as error:
+            return f"This form cannot be offered to assistants: {error}"
+        return tool if isinstance(tool, DefinitionWizard) else None
+
+    def _steps_preview(self, wizard: DefinitionWizard, render: Any) -> str:
+        """Each step: "Step k of N: title", when it is asked, and ``render(step)``."""
+        count = len(wizard.steps)
+        return format_html_join(
+            "",
+            '<section class="mcpforms-step"><h4>Step {} of {}: {}</h4><p>{}</p>{}</section>',
+            (
+                (
+                    number,
+                    count,
+                    wizard.get_step_title(step),
+                    _asked(wizard.describe_condition(step)),
+                    render(step),
+                )
+                for number, step in enumerate(wizard.steps, start=1)
+            ),
+        )
+
     def _form_class(self, definition: FormDefinition) -> type[forms.Form] | None:
         if definition._state.adding:  # nothing to preview before the definition is saved
             return None
@@ -161,6 +240,16 @@ class FormDefinitionAdmin(FormDefinitionModelAdmin):
 
     @admin.display(description="Elicitation schema")
     def schema_preview(self, definition: FormDefinition) -> str:
+        wizard = self._wizard(definition)
+        if wizard is not None:
+            if isinstance(wizard, str):
+                return wizard
+            return self._steps_preview(
+                wizard,
+                lambda step: format_html(
+                    "<pre>{}</pre>", json.dumps(form_schema(wizard.step_fields(None, step)), indent=2)
+                ),
+            )
         form_class = self._form_class(definition)
         if form_class is None:
             return "Save the form to see the schema the assistant's client receives."
@@ -169,10 +258,24 @@ class FormDefinitionAdmin(FormDefinitionModelAdmin):
 
     @admin.display(description="Rendered form")
     def form_preview(self, definition: FormDefinition) -> str:
+        wizard = self._wizard(definition)
+        if wizard is not None:
+            if isinstance(wizard, str):
+                return wizard
+            return self._steps_preview(
+                wizard,
+                lambda step: format_html(
+                    '<div class="mcpforms-preview">{}</div>', wizard.steps[step]().as_div()
+                ),
+            )
         form_class = self._form_class(definition)
         if form_class is None:
             return "Save the form to see it rendered."
         return format_html('<div class="mcpforms-preview">{}</div>', form_class().as_div())
+
+
+def _asked(condition: str | None) -> str:
+    return "Always asked" if condition is None else f"Asked {condition}"
 
 
 class SubmissionAdminForm(SubmissionModelForm):

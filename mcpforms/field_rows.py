@@ -64,8 +64,11 @@ def plain_number(value: float | None) -> int | float | None:
     return int(value) if value is not None and float(value).is_integer() else value
 
 
-def _parse_default(field: AutoFormField, text: str) -> Any:
-    """Read the admin's default text as a value of the field's type; raise ``DefinitionError`` otherwise."""
+def parse_value(
+    field: AutoFormField, text: str, *, noun: str = "default", admin_field: str = "default"
+) -> Any:
+    """Read text staff typed (a default, a step condition's value) as a value of the field's type; raise
+    ``DefinitionError`` about the admin input ``admin_field`` otherwise."""
     if not text:
         return None
     offered = {option.value for option in field.options}
@@ -73,13 +76,14 @@ def _parse_default(field: AutoFormField, text: str) -> Any:
         picks = [part.strip() for part in text.split(",") if part.strip()]
         if not set(picks) <= offered:
             raise DefinitionError(
-                f"Default picks must be among the choices: {', '.join(sorted(offered))}.", field="default"
+                f"{noun.capitalize()} picks must be among the choices: {', '.join(sorted(offered))}.",
+                field=admin_field,
             )
         return picks
     if field.options:
         if text not in offered:
             raise DefinitionError(
-                f"The default must be one of the choices: {', '.join(sorted(offered))}.", field="default"
+                f"The {noun} must be one of the choices: {', '.join(sorted(offered))}.", field=admin_field
             )
         return text
     try:
@@ -111,7 +115,7 @@ def _parse_default(field: AutoFormField, text: str) -> Any:
             "datetime": "a date and time with offset, as 2026-05-01T09:00:00+00:00",
             "time": "a time as HH:MM",
         }[field.type]
-        raise DefinitionError(f"The default must be {hint}.", field="default") from None
+        raise DefinitionError(f"The {noun} must be {hint}.", field=admin_field) from None
     return text
 
 
@@ -141,5 +145,5 @@ def auto_field_from_row(row: FieldRow) -> AutoFormField:
         description=row.help_text,
         placeholder=row.placeholder,
     )
-    default = _parse_default(field, row.default)
+    default = parse_value(field, row.default)
     return field if default is None else replace(field, default=default)

@@ -196,10 +196,10 @@ def test_the_inline_fits_a_window_and_an_error_unfolds_the_options_it_is_in(staf
     assert response.status_code == 200
     (inline,) = response.context["inline_admin_formsets"]
     assert inline.opts.template == "admin/edit_inline/stacked.html"
-    # Per field: the main fieldset, then "More options", folded unless it holds an error. The last form is
-    # the empty one "Add another" copies.
+    # Per field: the main fieldset, then "Step" and "More options", folded unless they hold an error. The
+    # last form is the empty one "Add another" copies.
     folded = [[fieldset.is_collapsible for fieldset in form] for form in inline]
-    assert folded == [[False, False], [False, True], [False, True]]
+    assert folded == [[False, True, False], [False, True, True], [False, True, True]]
     page = response.content.decode()
     assert 'id="id_fields-0-max_error"' in page
     assert "mcpforms/admin.css" in page and "mcpforms/admin.js" in page

@@ -76,7 +76,7 @@ try {
   // Min and max are among the folded "More options" of a new field: a person unfolds them first.
   const max = page.locator('#id_fields-0-max');
   report.optionsFolded = !(await max.isVisible());
-  await page.locator('#fields-0 summary').click();
+  await page.locator('#fields-0 details:has(#id_fields-0-max) summary').click();
   report.optionsOpened = await max.isVisible();
   await page.fill('#id_fields-0-min', '5');
   await page.fill('#id_fields-0-max', '1');
@@ -92,7 +92,8 @@ try {
   report.saved = await measure(page);
   report.version = (await page.locator('.field-version .readonly').textContent()).trim();
   // The options the saved field has are unfolded; the empty extra field's stay folded.
-  report.optionsShown = await page.$$eval('.inline-related:not(.empty-form) details', (all) =>
+  const moreOptions = '.inline-related:not(.empty-form) details:has([name$="-max"])';
+  report.optionsShown = await page.$$eval(moreOptions, (all) =>
     all.map((details) => details.open),
   );
   report.min = await page.inputValue('#id_fields-0-min');
