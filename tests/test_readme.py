@@ -28,6 +28,11 @@ def test_the_registration_example_is_the_demos_mcp_tools_module():
     assert block == code
 
 
+def test_the_multi_step_transcript_in_the_readme_is_the_docs_file():
+    transcript = (ROOT / "docs" / "wizard-transcript.txt").read_text()
+    assert f"```text\n{transcript}```" in README.read_text()
+
+
 def test_the_client_configs_in_the_readme_are_the_ones_the_client_tests_run():
     from tests.e2e.test_clients import CURL_SIGNUP, DESKTOP_CONFIG
 

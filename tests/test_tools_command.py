@@ -11,14 +11,17 @@ from typing import Any
 import pytest
 from django import forms
 from django.core.management import CommandError, call_command
+from django.http import HttpResponseRedirect
 from django.test import override_settings
+from formtools.wizard.views import SessionWizardView
 
 from mcpforms.definitions import catalog_version, definition_tools
 from mcpforms.management.commands import mcpforms_tools
 from mcpforms.models import FieldDefinition, FormDefinition
 from mcpforms.protocol.server import Server, default_server
-from mcpforms.registry import register, register_prompt, registry_for
+from mcpforms.registry import register, register_prompt, register_wizard, registry_for
 from mcpforms.tools import tool_class
+from mcpforms.wizards import WizardTool
 from tests.forms import SignupForm
 
 pytestmark = pytest.mark.django_db
@@ -41,7 +44,60 @@ class BrokenForm(forms.Form):
         self.fields["odd"] = Unmapped()  # added per instance: register() cannot see it coming
 
 
-NAMES = ("cmd_vault", "cmd_confirm", "cmd_form_only", "cmd_broken")
+class TripForm(forms.Form):
+    destination = forms.CharField()
+    international = forms.BooleanField(required=False)
+
+
+class PassportForm(forms.Form):
+    passport_number = forms.CharField()
+
+
+class FaxForm(forms.Form):
+    fax = forms.CharField(required=False)
+
+
+class BudgetForm(forms.Form):
+    budget = forms.IntegerField(min_value=1)
+
+
+def goes_abroad(tool: Any, request: Any, cleaned: Any) -> bool:
+    """When the trip leaves the country."""
+    return bool(cleaned["trip"]["international"])
+
+
+class CmdTrip(WizardTool):
+    """Request a trip."""
+
+    name = "cmd_trip"
+    form_list = [("trip", TripForm), ("passport", PassportForm), ("fax", FaxForm), ("budget", BudgetForm)]
+    condition_dict = {"passport": goes_abroad, "fax": False}
+    always_ask = {"budget"}
+
+
+class CmdTripInWords(CmdTrip):
+    """A wizard that words its conditions itself, as an admin-defined one does."""
+
+    name = "cmd_trip_in_words"
+
+    def describe_condition(self, step: str) -> str | None:
+        return "when international is true" if step == "passport" else super().describe_condition(step)
+
+
+def view_goes_abroad(wizard: SessionWizardView) -> bool:
+    """When the trip is international."""
+    return bool((wizard.get_cleaned_data_for_step("trip") or {}).get("international"))
+
+
+class TripView(SessionWizardView):  # type: ignore[misc]  # formtools is untyped
+    form_list = [("trip", TripForm), ("passport", PassportForm)]
+    condition_dict = {"passport": view_goes_abroad}
+
+    def done(self, form_list: Any, form_dict: Any = None, **kwargs: Any) -> HttpResponseRedirect:
+        return HttpResponseRedirect("/trips/")
+
+
+NAMES = ("cmd_vault", "cmd_confirm", "cmd_form_only", "cmd_broken", "cmd_trip", "cmd_trip_in_words")
 
 
 @pytest.fixture(autouse=True)
@@ -50,7 +106,7 @@ def tools() -> Iterator[None]:
     register(SignupForm, name="cmd_confirm", ask="always")
     register(SignupForm, name="cmd_form_only", path="form")
     yield
-    for name in (*NAMES, "cmd_prompt"):
+    for name in (*NAMES, "cmd_prompt", "cmd_trip_view"):
         registry_for(default_server).unregister(name)
 
 
@@ -134,6 +190,69 @@ def test_one_tool_with_the_ui_names_its_submit_tool_and_a_submit_tool_finds_its_
     assert "URL page     not used" in out
     assert "plan (select of text, required)" in out
     assert run("signup_submit")[0] == out
+
+
+STEPS = "Steps, one per round (a step whose condition is false is skipped):"
+
+
+def section(out: str, heading: str) -> str:
+    """What follows ``heading`` in the command's output, up to the next blank line."""
+    return out.split(f"{heading}\n", 1)[1].split("\n\n", 1)[0]
+
+
+def test_a_wizard_in_full_shows_each_step_with_when_it_is_asked_and_its_fields():
+    register(CmdTrip)
+    out, err = run("cmd_trip")
+    assert err == ""
+    assert "source       code: wizard class tests.test_tools_command.CmdTrip, default handler" in out
+    assert section(out, STEPS).splitlines() == [
+        "  1. trip — Trip — always",
+        "     fields: destination (text, required), international (boolean)",
+        "  2. passport — Passport — When the trip leaves the country",  # a callable: its docstring
+        "     fields: passport_number (text, required)",
+        "  3. fax — Fax — never",
+        "     fields: fax (text)",
+        "  4. budget — Budget — always, answered by the user even when the arguments fill it",
+        "     fields: budget (integer, required)",
+    ]
+    # No round asks every step at once: each step's own requestedSchema instead of the whole form's.
+    assert "asking every field" not in out
+    assert json.loads(section(out, "Elicitation schema of step passport (a round asking all of it):")) == {
+        "type": "object",
+        "properties": {"passport_number": {"type": "string", "title": "Passport number"}},
+        "required": ["passport_number"],
+    }
+    entry = json.loads(run("cmd_trip", "--json")[0])
+    steps = [(step["name"], step["title"], step["condition"], step["always_ask"]) for step in entry["steps"]]
+    assert steps == [
+        ("trip", "Trip", None, False),
+        ("passport", "Passport", "When the trip leaves the country", False),
+        ("fax", "Fax", "never", False),
+        ("budget", "Budget", None, True),
+    ]
+    assert [field["name"] for field in entry["steps"][0]["fields"]] == ["destination", "international"]
+    assert "steps" not in by_name(listed())["signup"]  # a plain form's entry is as it was
+
+
+def test_a_wizard_that_words_its_conditions_is_shown_in_its_words():
+    register(CmdTripInWords)
+    out, _ = run("cmd_trip_in_words")
+    assert "  2. passport — Passport — when international is true\n" in out
+    assert "  3. fax — Fax — never\n" in out
+
+
+def test_a_registered_formtools_view_shows_the_view_and_its_conditions_on_the_view():
+    register_wizard(TripView, name="cmd_trip_view")
+    out, _ = run("cmd_trip_view")
+    assert "source       code: formtools view tests.test_tools_command.TripView, the view's done()" in out
+    assert section(out, STEPS).splitlines() == [
+        "  1. trip — Trip — always",
+        "     fields: destination (text, required), international (boolean)",
+        "  2. passport — Passport — When the trip is international",
+        "     fields: passport_number (text, required)",
+    ]
+    source = json.loads(run("cmd_trip_view", "--json")[0])["source"]
+    assert source["view"] == "tests.test_tools_command.TripView"
 
 
 def test_json_lists_every_tool_with_stable_keys():

@@ -75,6 +75,11 @@ def export_tickets(request, form):
     }
 
 
+def goes_abroad(tool, request, cleaned):
+    """When the trip is international"""  # what manage.py mcpforms_tools shows for the passport step
+    return cleaned["destination"]["international"]
+
+
 class TravelRequestWizard(mcpforms.WizardTool):
     """Request a business trip, step by step: the passport is asked only for a trip abroad, and a last step
     confirms the request."""
@@ -87,10 +92,8 @@ class TravelRequestWizard(mcpforms.WizardTool):
         ("dates_and_budget", TripDatesForm),
         ("confirmation", ConfirmForm),
     ]
-    condition_dict = {
-        # (the tool, the request, the cleaned data of the active steps before this one)
-        "passport": lambda tool, request, cleaned: cleaned["destination"]["international"],
-    }
+    # A condition gets the tool, the request and the cleaned data of the active steps before its step.
+    condition_dict = {"passport": goes_abroad}
     # The user confirms, even when the model passed confirmed=true along with the rest.
     always_ask = {"confirmation"}
 

@@ -57,9 +57,12 @@ ASK_MODES = {
 
 @dataclass
 class StepCard:
-    """One step of a multi-step tool, as its card shows it: its title and its fields."""
+    """One step of a multi-step tool, as its card shows it: its name, title, whether an earlier answer
+    decides if it is asked, and its fields."""
 
+    name: str
     title: str
+    conditional: bool
     fields: list[forms.BoundField]
 
 
@@ -152,19 +155,20 @@ def _card(request: HttpRequest, form_tool: FormTool, entry: dict[str, Any]) -> T
 
 
 def _wizard_card(card: ToolCard, wizard: WizardTool, viewer: RequestContext) -> ToolCard:
-    """A multi-step tool's card: every step's fields, under the step's title. A client asks one step per
-    round; the page, which can show them all, sends them in one call, and the wizard walks its steps on
-    those arguments (a step whose condition is false is skipped, its fields ignored)."""
+    """A multi-step tool's card: its steps in order, each with its fields. The page's script walks them as a
+    client does (``static/demo/home.js``): it calls with form elicitation and nothing as arguments, shows
+    the one step each round asks, and answers it, until the result; the tool decides which step comes
+    next, so a step whose condition is false is never shown."""
     config_fields: list[dict[str, Any]] = []
-    for index, step in enumerate(wizard.steps, start=1):
+    config_steps: list[dict[str, Any]] = []
+    for step in wizard.steps:
         form = wizard.steps[step](auto_id=f"{card.name}-%s", **wizard.form_kwargs_for(viewer, step))
         shown = ui.show_form(form, mode="url")
-        title = f"Step {index}: {wizard.get_step_title(step)}"
-        if wizard.condition_dict.get(step, True) is not True:
-            title += " (asked only when an earlier answer calls for it)"
-        card.steps.append(StepCard(title=title, fields=shown.fields))
+        conditional = wizard.condition_dict.get(step, True) is not True
+        card.steps.append(StepCard(step, wizard.get_step_title(step), conditional, shown.fields))
         card.hidden += list(form.hidden_fields())
         config_fields += shown.config
+        config_steps.append({"name": step, "fields": [entry["name"] for entry in shown.config]})
     card.schema_json = json.dumps(form_schema(wizard.fields_for(viewer)), indent=2)
     hidden = [{"name": b.html_name, "id": b.auto_id, "kind": "text"} for b in card.hidden]
     card.config = {
@@ -173,6 +177,9 @@ def _wizard_card(card: ToolCard, wizard: WizardTool, viewer: RequestContext) -> 
         "fields": config_fields + hidden,
         "pageOnly": [],  # a wizard's steps have no password or file fields (wizards.py refuses them)
         "approval": card.approval,
+        "steps": config_steps,
+        # Passed as the call's arguments, the same in every round; the steps' fields are answers.
+        "arguments": [entry["name"] for entry in hidden],
     }
     return card
 

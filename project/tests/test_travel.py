@@ -3,6 +3,7 @@ international path, a confirmation last, and one stored request at the end."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from decimal import Decimal
 
@@ -18,6 +19,7 @@ from tests.core_client import ELICITATION, CoreClient, accept, asked, text
 pytestmark = pytest.mark.django_db
 
 DATES = {"departure": "2027-03-01", "return_date": "2027-03-08", "budget": "1800.00"}
+PASSPORT = {"passport_number": "X1234567", "passport_expiry": "2030-05-31"}
 
 
 @pytest.fixture
@@ -94,45 +96,56 @@ def test_the_return_cannot_come_before_the_departure(staff):
     assert "The return date cannot be before the departure." in message
 
 
-def test_the_home_page_shows_the_wizard_with_its_steps_and_every_steps_fields(staff):
+def home_page(user: User) -> str:
     client = Client()
-    client.force_login(staff)
+    client.force_login(user)
     with override_settings(MCPFORMS={"ALLOW_ANONYMOUS": ["signup"]}):
-        page = client.get("/").content.decode()
+        return client.get("/").content.decode()
+
+
+def test_the_home_page_lists_the_steps_and_keeps_each_steps_fields_until_the_tool_asks_for_it(staff):
+    page = home_page(staff)
     card = cards(page)["travel_request"]
     assert '<li class="badge badge-steps">Multi-step</li>' in card
-    assert "This form can not be shown" not in card and "cannot be shown" not in card
-    steps = [line.strip() for line in card.split('<legend class="step-title">')[1:]]
-    assert [step.split("</legend>")[0] for step in steps] == [
-        "Step 1: Destination",
-        "Step 2: Passport (asked only when an earlier answer calls for it)",
-        "Step 3: Dates and budget",
-        "Step 4: Confirmation",
+    assert "cannot be shown" not in card
+    step_item = r'<li data-step="(\w+)"><span class="wizard-step-title">([^<]+)</span>([^\n]*)'
+    overview = re.findall(step_item, card)
+    assert [(step, title, "earlier answer" in note) for step, title, note in overview] == [
+        ("destination", "Destination", False),
+        ("passport", "Passport", True),
+        ("dates_and_budget", "Dates and budget", False),
+        ("confirmation", "Confirmation", False),
     ]
-    fields = [entry["name"] for entry in config(page)["tools"]["travel_request"]["fields"]]
-    assert fields == [
-        "destination",
-        "international",
-        "passport_number",
-        "passport_expiry",
-        "departure",
-        "return_date",
-        "budget",
-        "confirmed",
+    # Every step's fields are on the page, hidden: the page's script shows the one step each round asks.
+    fieldsets = re.findall(r'<fieldset class="wizard-step" data-step="(\w+)" hidden>', card)
+    assert fieldsets == ["destination", "passport", "dates_and_budget", "confirmation"]
+    walk = config(page)["tools"]["travel_request"]
+    assert walk["steps"] == [
+        {"name": "destination", "fields": ["destination", "international"]},
+        {"name": "passport", "fields": ["passport_number", "passport_expiry"]},
+        {"name": "dates_and_budget", "fields": ["departure", "return_date", "budget"]},
+        {"name": "confirmation", "fields": ["confirmed"]},
     ]
+    assert walk["arguments"] == []  # nothing but hidden fields is passed as arguments: the user answers
+    every_steps_fields = [name for step in walk["steps"] for name in step["fields"]]
+    assert [entry["name"] for entry in walk["fields"]] == every_steps_fields
 
 
-def test_the_home_pages_one_call_with_every_step_runs_the_wizard_and_names_a_missing_field(staff):
-    # The page declares URL-mode elicitation only, so nothing is asked: each step is judged on the arguments.
-    client = CoreClient(default_server, capabilities={"elicitation": {"url": {}}}, user=staff)
-    abroad = client.call("travel_request", {"destination": "Tokyo", "international": True, **DATES})
-    assert abroad["isError"]
-    assert "- Passport number (passport_number): This field is required." in text(abroad)
-    everything = {"destination": "Bergen", **DATES, "confirmed": True, "passport_number": "X1234567"}
-    done = client.call("travel_request", everything)
-    assert not done.get("isError"), done
-    (travel,) = TravelRequest.objects.all()
-    assert (travel.destination, travel.passport_number) == (
-        "Bergen",
-        "",
-    )  # a skipped step's fields are not kept
+def test_each_step_the_tool_asks_the_home_pages_call_is_one_step_of_its_card(staff):
+    card = config(home_page(staff))["tools"]["travel_request"]
+    steps = {tuple(step["fields"]): step["name"] for step in card["steps"]}
+    # What the page's script declares: it can show a step (form) or open a URL-mode page.
+    client = CoreClient(default_server, capabilities={"elicitation": {"form": {}, "url": {}}}, user=staff)
+    answers: list[Mapping[str, object]] = [
+        {"destination": "Tokyo", "international": True},
+        PASSPORT,
+        DATES,
+        {"confirmed": True},
+    ]
+    result = client.call("travel_request", {})
+    shown = []
+    for answer in answers:
+        shown.append(steps[tuple(asked(result, "travel_request")["requestedSchema"]["properties"])])
+        result = client.answer(result, "travel_request", travel_request=accept(**answer))
+    assert shown == ["destination", "passport", "dates_and_budget", "confirmation"]
+    assert text(result).startswith("Travel request #")

@@ -1,4 +1,4 @@
-"""The docs' approval pictures and transcript, made by hand (not part of `make test`):
+"""The docs' approval pictures and transcripts, made by hand (not part of `make test`):
 
     .venv/bin/python -m tests.e2e.screenshots
 
@@ -6,7 +6,10 @@ Serves the demo on a fresh database, has the real tasks client (task_client.mjs)
 the staff user, and photographs, in Chromium at 1,280 px as the ``finance`` user, the admin's list of
 approval requests and one request's page with its buttons (docs/images/approval-list.png,
 approval-request.png). Then finance approves a request the client is following, and the client's JSON
-lines from the call to the handler's result go to docs/approval-transcript.txt."""
+lines from the call to the handler's result go to docs/approval-transcript.txt. Last, the official Python
+client walks the multi-step ``travel_request`` on both its paths: what it was asked and answered each round
+goes to docs/wizard-transcript.txt (``tests.e2e.travel_transcript``, which makes it alone, without a
+browser, as ``python -m tests.e2e.travel_transcript``)."""
 
 from __future__ import annotations
 
@@ -14,6 +17,7 @@ import json
 import tempfile
 from pathlib import Path
 
+from tests.e2e import travel_transcript
 from tests.e2e.demo_server import demo_server
 from tests.e2e.task_client import TaskClient, digest, in_the_admin
 
@@ -60,8 +64,11 @@ def main() -> None:
         assert page["after"]["messages"][0]["level"] == "success", page
         followed.until("outcome")
         lines = followed.finish()
+        wizard = travel_transcript.transcript(demo)
     TRANSCRIPT.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    travel_transcript.TRANSCRIPT.write_text(wizard)
     print(f"wrote {IMAGES / 'approval-list.png'}, {IMAGES / 'approval-request.png'} and {TRANSCRIPT}")
+    print(f"wrote {travel_transcript.TRANSCRIPT}")
 
 
 if __name__ == "__main__":

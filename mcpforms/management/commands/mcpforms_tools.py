@@ -1,8 +1,9 @@
 """Every tool of the default server: where it comes from, how a client may have it filled, its schemas.
 
 ``manage.py mcpforms_tools`` lists them; ``manage.py mcpforms_tools NAME`` shows one in full (its
-``inputSchema`` and the elicitation schema derived from its form); ``--json`` prints the same as JSON on
-standard output, and nothing else there. A form that fails to convert is reported in its entry.
+``inputSchema`` and the elicitation schema derived from its form; a wizard's steps, when each is asked, and
+each step's fields and schema); ``--json`` prints the same as JSON on standard output, and nothing else
+there. A form that fails to convert is reported in its entry.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from django.db import DatabaseError
 
 from mcpforms.conf import conf
 from mcpforms.definitions import DefinitionTool, definition_tools, left_out_definitions
+from mcpforms.fields import AutoFormField
 from mcpforms.protocol.context import RequestContext
 from mcpforms.protocol.server import default_server
 from mcpforms.registry import Registry, registry_for
@@ -24,6 +26,8 @@ from mcpforms.schema import form_schema
 from mcpforms.tools import FormTool
 from mcpforms.ui import submit_name
 from mcpforms.ways import ways_to_fill
+from mcpforms.wizard_views import ViewWizardTool
+from mcpforms.wizards import WizardTool
 
 # The command's names for the ways (``flow.Way``), and what they stand for.
 PATHS = {"app": "ui", "form": "form", "url": "url"}
@@ -52,16 +56,56 @@ def code_source(tool: FormTool) -> dict[str, Any]:
         ),
         None,
     )
-    return {
+    source = {
         "kind": "code",
         "class": dotted(written) if written is not None else None,
         "form": dotted(tool.form_class),
         "handler": "own" if tool.has_own_handler else "default",
     }
+    if isinstance(tool, WizardTool):  # its form is its first step's; its handler takes every step's form
+        handle = type(tool).handle
+        source["handler"] = {WizardTool.handle: "default", ViewWizardTool.handle: "view"}.get(handle, "own")
+    if isinstance(tool, ViewWizardTool):
+        source["view"] = dotted(tool.view_class)  # register_wizard's: the formtools view it adapts
+        if source["handler"] == "view" and callable(getattr(tool.view_class, "handle", None)):
+            source["handler"] = "own"  # the view's handle(request, form_list, form_dict) wins over done()
+    return source
+
+
+def field_entry(auto: AutoFormField) -> dict[str, Any]:
+    return {
+        "name": auto.name,
+        "label": auto.label,
+        "type": auto.type,
+        "required": auto.required,
+        "choices": [option.value for option in auto.options],
+        "multiple": auto.multiple,
+    }
+
+
+def wizard_steps(tool: WizardTool) -> list[dict[str, Any]]:
+    """A wizard's steps in order: each one's title, when it is asked (``condition`` None: always), whether the
+    user answers it even when the arguments fill it (``always_ask``), its fields and the requestedSchema of
+    the round that asks all of them."""
+    steps = []
+    for step in tool.steps:
+        fields = tool.step_fields(None, step)
+        steps.append(
+            {
+                "name": step,
+                "title": tool.get_step_title(step),
+                "condition": tool.describe_condition(step),
+                "always_ask": step in tool.always_ask,
+                "fields": [field_entry(auto) for auto in fields],
+                "elicitation_schema": form_schema(fields),
+            }
+        )
+    return steps
 
 
 def describe(tool: FormTool, source: dict[str, Any]) -> dict[str, Any]:
-    """One form tool as the command reports it; ``error`` says why its form cannot be offered."""
+    """One form tool as the command reports it; ``error`` says why its form cannot be offered. A wizard's
+    entry has ``steps`` too."""
     entry: dict[str, Any] = {
         "name": tool.name,
         "title": tool.get_title(),
@@ -81,6 +125,8 @@ def describe(tool: FormTool, source: dict[str, Any]) -> dict[str, Any]:
         "elicitation_schema": None,
         "error": None,
     }
+    if isinstance(tool, WizardTool):
+        entry["steps"] = []
     # A tool whose options fail their checks is never served (manage.py check names the problem).
     if refused := [message for message in tool.check() if message.is_serious()]:
         entry["error"] = " ".join(f"{message.id}: {message.msg}" for message in refused)
@@ -93,20 +139,12 @@ def describe(tool: FormTool, source: dict[str, Any]) -> dict[str, Any]:
         entry["elicitation_schema"] = form_schema(fields)
         entry["paths"] = [PATHS[way] for way in ways_to_fill(tool)]
         entry["submit_tool"] = submit_name(tool.name) if tool.uses_app else None
+        if isinstance(tool, WizardTool):
+            entry["steps"] = wizard_steps(tool)
     except Exception as error:  # a broken form is what this command is for: report it, never a traceback
         entry["error"] = f"{type(error).__name__}: {error}"
         return entry
-    entry["fields"] = [
-        {
-            "name": auto.name,
-            "label": auto.label,
-            "type": auto.type,
-            "required": auto.required,
-            "choices": [option.value for option in auto.options],
-            "multiple": auto.multiple,
-        }
-        for auto in fields
-    ]
+    entry["fields"] = [field_entry(auto) for auto in fields]
     # The page shows the whole form, prefilled; page-only fields are the ones nothing else may collect.
     entry["url_page_fields"] = [auto.name for auto in fields] if "url" in entry["paths"] else []
     entry["page_only_fields"] = [auto.name for auto in fields if auto.page_only]
@@ -209,6 +247,12 @@ def field_kind(field: dict[str, Any]) -> str:
     return f"select of {field['type']}" if field["choices"] else str(field["type"])
 
 
+def fields_text(fields: list[dict[str, Any]]) -> str:
+    required = {True: ", required", False: ""}
+    listed = [f"{field['name']} ({field_kind(field)}{required[field['required']]})" for field in fields]
+    return ", ".join(listed) or "none"
+
+
 def table(rows: list[list[str]]) -> list[str]:
     widths = [max(len(row[column]) for row in rows) for column in range(len(rows[0]))]
     return [
@@ -308,7 +352,12 @@ class Command(BaseCommand):
     def _detail(self, entry: dict[str, Any]) -> None:
         self.stdout.write(f"{entry['name']} — {entry['title']}\n{entry['description']}\n\n")
         source = entry["source"]
-        if source["kind"] == "code":
+        if source["kind"] == "code" and "steps" in entry:
+            view = source.get("view")
+            made = f"formtools view {view}" if view else f"wizard class {source['class']}"
+            handler = "the view's done()" if source["handler"] == "view" else f"{source['handler']} handler"
+            origin = f"code: {made}, {handler}"
+        elif source["kind"] == "code":
             origin = f"code: form {source['form']}" + (
                 f", class {source['class']}" if source["class"] else ""
             )
@@ -332,19 +381,34 @@ class Command(BaseCommand):
             if entry["page_only_fields"]:
                 page += f" (only there: {', '.join(entry['page_only_fields'])})"
             lines.append(("URL page", page))
-            fields = [
-                f"{field['name']} ({field_kind(field)}{', required' if field['required'] else ''})"
-                for field in entry["fields"]
-            ]
-            lines.append(("fields", ", ".join(fields) or "none"))
+            lines.append(("fields", fields_text(entry["fields"])))
         width = max(len(label) for label, _ in lines)
         self.stdout.write("\n".join(f"{label.ljust(width)}  {value}" for label, value in lines))
         if entry["error"]:
             return
+        steps = entry.get("steps")
+        if steps:
+            self._steps(steps)
         self.stdout.write("\ninputSchema (what the model may pass):")
         self.stdout.write(json.dumps(entry["input_schema"], indent=2, default=str))
+        if steps:
+            for step in steps:
+                self.stdout.write(f"\nElicitation schema of step {step['name']} (a round asking all of it):")
+                self.stdout.write(json.dumps(step["elicitation_schema"], indent=2, default=str))
+            return
         self.stdout.write("\nElicitation schema (requestedSchema of a form elicitation asking every field):")
         self.stdout.write(json.dumps(entry["elicitation_schema"], indent=2, default=str))
+
+    def _steps(self, steps: list[dict[str, Any]]) -> None:
+        """A wizard's steps, in the order a call walks them, each with when it is asked (the wizard's
+        ``describe_condition``) and its fields."""
+        self.stdout.write("\nSteps, one per round (a step whose condition is false is skipped):")
+        for number, step in enumerate(steps, start=1):
+            when = step["condition"] or "always"
+            if step["always_ask"]:
+                when += ", answered by the user even when the arguments fill it"
+            self.stdout.write(f"  {number}. {step['name']} — {step['title']} — {when}")
+            self.stdout.write(f"     fields: {fields_text(step['fields'])}")
 
     def _brief(self, kind: str, entry: dict[str, Any]) -> None:
         if kind == "prompt":

@@ -4,7 +4,8 @@
 // (MCP-Protocol-Version, Mcp-Method, Mcp-Name) and the _meta envelope, the field values typed as the tool's
 // inputSchema types them. A signed-in user calls through the Django session (with the CSRF token, as any
 // Django POST from JavaScript); otherwise the call is anonymous, which the demo allows for signup only.
-// The page is the user's form already, so the only thing it lets the server ask for is a URL-mode page.
+// The page is the user's form already, so the only thing it lets the server ask for is a URL-mode page;
+// a multi-step tool's card is the exception: it lets the tool ask each step, as a client's form would.
 (function () {
   "use strict";
 
@@ -60,13 +61,13 @@
 
   // The MCP call -------------------------------------------------------------------------------------
 
-  function callTool(name, args, extra) {
+  function callTool(name, args, extra, capabilities) {
     var params = {
       name: name,
       arguments: args,
       _meta: {
         "io.modelcontextprotocol/protocolVersion": page.protocolVersion,
-        "io.modelcontextprotocol/clientCapabilities": CAPABILITIES,
+        "io.modelcontextprotocol/clientCapabilities": capabilities,
         "io.modelcontextprotocol/clientInfo": { name: "mcpforms-demo-page", version: "1" }
       }
     };
@@ -126,14 +127,21 @@
     return args;
   };
 
+  ToolForm.prototype.capabilities = CAPABILITIES;
+
   // The server names each field it refuses as "- Label (name): message" (and may send them structured).
   ToolForm.prototype.fieldErrors = function (result) {
     var structured = result.structuredContent && result.structuredContent.errors;
     if (structured && typeof structured === "object") { return { byField: structured, rest: [] }; }
+    return this.problems(textOf(result));
+  };
+
+  // The "- Label (name): message" lines of a text, by field; a line that names no field is in `rest`.
+  ToolForm.prototype.problems = function (text) {
     var names = this.config.fields.map(function (field) { return field.name; }).concat(this.config.pageOnly);
     var byField = {};
     var rest = [];
-    textOf(result).split("\n").forEach(function (line) {
+    text.split("\n").forEach(function (line) {
       if (line.indexOf("- ") !== 0) { return; }
       var best = null;
       names.forEach(function (name) {
@@ -205,7 +213,7 @@
 
   ToolForm.prototype.send = function (args, extra) {
     var self = this;
-    callTool(this.name, args, extra).then(function (result) {
+    callTool(this.name, args, extra, this.capabilities).then(function (result) {
       self.busy("");
       self.handle(result, args);
     }, function (error) {
@@ -309,6 +317,171 @@
     panel.appendChild(line);
   };
 
+  // A multi-step tool, walked as a client walks it. The first call passes only the hidden fields and
+  // declares form elicitation; each input_required result asks one step, which the page shows alone under
+  // the tool's own heading ("Step 2 of at most 3: Dates and budget"), with only the fields asked. The
+  // answer goes back as inputResponses with the requestState, and the tool asks the next step (or the same
+  // one again, with Django's messages) until its result. Which step comes next is the tool's decision: the
+  // page only marks the steps the tool went past without asking as skipped.
+  var WIZARD_CAPABILITIES = { elicitation: { form: {}, url: {} } };
+  var STEP_STATES = { done: "answered", current: "asked now", skipped: "skipped: not needed for these answers" };
+
+  function WizardForm(form, config) {
+    ToolForm.call(this, form, config);
+    this.callLabel = this.button.innerHTML;
+    this.declineButton = form.querySelector("[data-decline]");
+    this.declineButton.addEventListener("click", this.decline.bind(this));
+    this.round = null; // the step being asked: its input key, requestState, the call's arguments, its fields
+    this.answered = {}; // the steps answered in this call, by name
+  }
+
+  WizardForm.prototype = Object.create(ToolForm.prototype);
+  WizardForm.prototype.constructor = WizardForm;
+  WizardForm.prototype.capabilities = WIZARD_CAPABILITIES;
+
+  WizardForm.prototype.submit = function (event) {
+    event.preventDefault();
+    this.reset();
+    var round = this.round;
+    if (!round) {
+      this.answered = {};
+      this.mark(null, false);
+      this.busy("Calling " + this.name + "…");
+      this.send(this.arguments(), {});
+      return;
+    }
+    var content = {};
+    var self = this;
+    round.fields.forEach(function (field) {
+      var value = self.readValue(field);
+      if (value !== undefined) { content[field.name] = value; }
+    });
+    this.answered[round.step] = true;
+    this.reply({ action: "accept", content: content }, "Sending the step…");
+  };
+
+  WizardForm.prototype.decline = function () {
+    this.reset();
+    this.reply({ action: "decline" }, "Declining…");
+  };
+
+  WizardForm.prototype.reply = function (response, status) {
+    var answers = {};
+    answers[this.round.key] = response;
+    this.declining = response.action === "decline";
+    this.busy(status);
+    this.send(this.round.args, { inputResponses: answers, requestState: this.round.state });
+  };
+
+  WizardForm.prototype.arguments = function () {
+    var args = {};
+    var self = this;
+    this.config.fields.forEach(function (field) {
+      if (self.config.arguments.indexOf(field.name) === -1) { return; }
+      var value = self.readValue(field);
+      if (value !== undefined) { args[field.name] = value; }
+    });
+    return args;
+  };
+
+  WizardForm.prototype.busy = function (text) {
+    ToolForm.prototype.busy.call(this, text);
+    this.declineButton.disabled = !!text;
+  };
+
+  WizardForm.prototype.handle = function (result, args) {
+    var requests = result.inputRequests || {};
+    var key = Object.keys(requests)[0];
+    var params = (key !== undefined && requests[key].params) || {};
+    if (result.resultType === "input_required" && params.mode === "form") {
+      this.ask(key, params, result.requestState, args);
+      return;
+    }
+    var declined = this.declining && result.isError;
+    this.end(!result.isError);
+    if (declined) {
+      this.note(this.panel("declined", this.config.title + ": declined"), textOf(result));
+      this.outcome.focus();
+    } else {
+      ToolForm.prototype.handle.call(this, result, args);
+    }
+  };
+
+  // One round: the step whose fields the tool asks for, alone, with only those fields.
+  WizardForm.prototype.ask = function (key, params, state, args) {
+    var names = Object.keys((params.requestedSchema || {}).properties || {});
+    var step = this.config.steps.filter(function (candidate) {
+      return names.some(function (name) { return candidate.fields.indexOf(name) !== -1; });
+    })[0];
+    if (!step) {
+      this.end(false);
+      this.formError("The tool asked for something this page cannot show.", [params.message || ""]);
+      return;
+    }
+    this.round = {
+      key: key,
+      state: state,
+      args: args,
+      step: step.name,
+      fields: this.config.fields.filter(function (field) { return names.indexOf(field.name) !== -1; })
+    };
+    // "Step k of at most N: title", after a note if the form started over, then Django's messages.
+    var lines = (params.message || "").split("\n");
+    var at = Math.max(0, lines.findIndex(function (line) { return /^Step \d+ of at most \d+/.test(line); }));
+    var shown = this.show(step.name, lines[at], names);
+    this.mark(step.name, false);
+    var found = this.problems(lines.slice(at + 1).join("\n"));
+    this.showErrors(found.byField);
+    var notes = lines.slice(0, at);
+    if (notes.length || found.rest.length) {
+      this.formError(notes.length ? notes.join(" ") : "Please correct this step.", found.rest);
+    }
+    this.button.textContent = "Send " + lines[at].split(":")[0].replace(/ of at most \d+/, "").toLowerCase();
+    this.declineButton.hidden = false;
+    var first = shown.querySelector("[aria-invalid=true]") ||
+      shown.querySelector(".field:not([hidden]) input, .field:not([hidden]) select, .field:not([hidden]) textarea");
+    if (first) { first.focus(); }
+  };
+
+  WizardForm.prototype.show = function (stepName, heading, names) {
+    var shown = null;
+    Array.prototype.forEach.call(this.form.querySelectorAll("fieldset.wizard-step"), function (fieldset) {
+      fieldset.hidden = fieldset.getAttribute("data-step") !== stepName;
+      if (fieldset.hidden) { return; }
+      shown = fieldset;
+      fieldset.querySelector("legend").textContent = heading;
+      Array.prototype.forEach.call(fieldset.querySelectorAll(".field[data-field]"), function (box) {
+        box.hidden = names.indexOf(box.getAttribute("data-field")) === -1;
+      });
+    });
+    return shown;
+  };
+
+  // The call is over (a result, a refusal or a decline): back to the call button, no step shown.
+  WizardForm.prototype.end = function (completed) {
+    this.round = null;
+    this.show(null, "", []);
+    this.button.innerHTML = this.callLabel;
+    this.declineButton.hidden = true;
+    this.mark(null, completed);
+  };
+
+  // The overview of the steps: answered, asked now, skipped (the tool went past it without asking it), or
+  // still to come; after a completed call every step is answered or skipped.
+  WizardForm.prototype.mark = function (current, completed) {
+    var names = this.config.steps.map(function (step) { return step.name; });
+    var at = names.indexOf(current);
+    var answered = this.answered;
+    Array.prototype.forEach.call(this.form.querySelectorAll(".wizard-steps li"), function (item) {
+      var index = names.indexOf(item.getAttribute("data-step"));
+      var state = "";
+      if (index === at) { state = "current"; }
+      else if (completed || index < at) { state = answered[names[index]] ? "done" : "skipped"; }
+      item.setAttribute("data-state", state);
+      item.querySelector(".wizard-step-state").textContent = STEP_STATES[state] || "";
+    });
+  };
+
   function textOf(result) {
     return (result.content || []).filter(function (block) { return block.type === "text"; })
       .map(function (block) { return block.text; }).join("\n");
@@ -316,6 +489,8 @@
 
   Array.prototype.forEach.call(document.querySelectorAll("form.tool-form"), function (form) {
     var config = page.tools[form.getAttribute("data-tool")];
-    if (config) { new ToolForm(form, config); }
+    if (!config) { return; }
+    var Kind = config.steps ? WizardForm : ToolForm;
+    new Kind(form, config);
   });
 })();
