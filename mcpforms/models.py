@@ -8,13 +8,17 @@ import secrets
 import uuid
 from collections.abc import Callable
 from datetime import datetime, timedelta
+from functools import partial
 from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
+from django.core.files.storage import default_storage
 from django.core.validators import RegexValidator
 from django.db import connections, models, router, transaction
 from django.db.models import F
+from django.db.models.signals import post_delete
+from django.dispatch import receiver
 from django.utils import timezone
 
 from mcpforms.conf import conf
@@ -300,6 +304,46 @@ class UrlElicitation(models.Model):
         # A retry can no longer reach a row once both the page's link and the requestState that names it
         # have expired.
         return cls.objects.filter(created__lt=_ago(max(conf.STATE_MAX_AGE, conf.URL_MODE_MAX_AGE)))
+
+
+class WizardPageStep(models.Model):
+    """A wizard's step with a password or a file, filled on the URL-mode page of ``page``
+    (``mcpforms.wizard_pages``): the flow and the step it belongs to, and what the user submitted there,
+    passwords included, which the wizard's signed but readable requestState never carries.
+
+    Kept until the flow completes or is declined, or its page row expires and takes this row with it.
+    Uploaded files are in ``default_storage`` under random names only ``files`` holds, and go with the row.
+    """
+
+    page = models.OneToOneField(
+        UrlElicitation, on_delete=models.CASCADE, primary_key=True, related_name="wizard_step"
+    )
+    # The wizard's flow id (the same in every requestState of the flow) and the step's name.
+    flow = models.CharField(max_length=64, db_index=True)
+    step = models.TextField()
+    # The POST data of the step's form, as its widgets read it: each key's list of values.
+    data = models.JSONField(default=dict, blank=True)
+    # By field: a list of {"path", "name", "content_type", "size", "charset"}, "path" in default_storage.
+    files = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        verbose_name = "wizard step filled on the page"
+
+    def __str__(self) -> str:
+        return f"{self.step} ({self.page_id})"
+
+    def stored_paths(self) -> list[str]:
+        """Where the step's uploaded files are in ``default_storage``."""
+        entries = self.files.values() if isinstance(self.files, dict) else ()
+        return [kept["path"] for files in entries for kept in files if isinstance(kept.get("path"), str)]
+
+
+@receiver(post_delete, sender=WizardPageStep, dispatch_uid="mcpforms.wizard_page_step_files")
+def _delete_stored_files(sender: type[WizardPageStep], instance: WizardPageStep, **kwargs: Any) -> None:
+    # Whoever deletes the row (the flow's end, a sweep, mcpforms_cleanup, the admin), its files go once
+    # the deletion commits: a rolled-back delete keeps both.
+    for path in instance.stored_paths():
+        transaction.on_commit(partial(default_storage.delete, path), using=kwargs.get("using"), robust=True)
 
 
 # ---- the 2025 era: sessions and the calls waiting on the client (mcpforms.session_stores) ----

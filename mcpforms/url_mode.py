@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Mapping, Sequence
+import uuid
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -16,6 +17,7 @@ from django.core.exceptions import ValidationError
 from django.urls import NoReverseMatch, reverse
 
 from mcpforms.conf import conf
+from mcpforms.fields import AutoFormField
 from mcpforms.output import error_result, to_json
 from mcpforms.protocol.context import RequestContext
 from mcpforms.protocol.tokens import InvalidToken, sign, unsign
@@ -91,9 +93,30 @@ def pending_page(ctx: RequestContext) -> str | None:
     return None
 
 
-def _page_kinds(tool: FormTool, ctx: RequestContext) -> str:
-    kinds = {auto.type for auto in tool.fields_for(ctx) if auto.page_only}
+def page_kinds(fields: Iterable[AutoFormField]) -> str:
+    """What of ``fields`` only the page may collect, in words: "a file and a password", or ""."""
+    kinds = {auto.type for auto in fields if auto.page_only}
     return " and ".join(sorted({"password": "a password", "file": "a file"}[kind] for kind in kinds))
+
+
+class NoPage(Exception):
+    """This server cannot link to the page: no ``BASE_URL``, or ``mcpforms.urls`` is not mounted. The
+    text is the reason, worded to follow "The … form needs a web page, but "."""
+
+
+def page_url(ctx: RequestContext, *, tool: str, elicitation: str) -> str:
+    """The absolute URL of the page of the row ``elicitation``, its link signed for ``ctx``'s server and
+    principal and the tool ``tool``; raise ``NoPage`` when the server cannot serve it."""
+    base = conf.BASE_URL
+    if not isinstance(base, str) or not base:
+        logger.warning("URL-mode elicitation for %r needs MCPFORMS['BASE_URL'] to build its link", tool)
+        raise NoPage("this server has no address for it")
+    token = dump_page_token(elicitation=elicitation, server=ctx.server, tool=tool, principal=ctx.principal)
+    try:
+        return base.rstrip("/") + reverse("mcpforms_ui:page", args=[token])
+    except NoReverseMatch:
+        logger.warning("URL-mode elicitation needs mcpforms.urls in the URLconf (namespace 'mcpforms_ui')")
+        raise NoPage("this server does not serve it") from None
 
 
 def ask_page(
@@ -110,7 +133,7 @@ def ask_page(
     """
     from mcpforms.models import UrlElicitation, sweep
 
-    what = _page_kinds(tool, ctx)
+    what = page_kinds(tool.fields_for(ctx))
     why = (
         f"it asks for {what}, which is never sent through the conversation"
         if what
@@ -123,13 +146,13 @@ def ask_page(
             "URL-mode elicitation (it did not declare elicitation.url). Use a client that supports it."
             + details
         )
-    base = conf.BASE_URL
-    if not isinstance(base, str) or not base:
-        logger.warning("URL-mode elicitation for %r needs MCPFORMS['BASE_URL'] to build its link", tool.name)
-        return error_result(
-            f"The {tool.get_title()} form needs a web page, but this server has no address for it."
-        )
     reused = elicitation is not None
+    # The link first: a server that cannot serve the page keeps no row for it.
+    row_id = elicitation.pk if elicitation is not None else uuid.uuid4()
+    try:
+        url = page_url(ctx, tool=tool.name, elicitation=str(row_id))
+    except NoPage as missing:
+        return error_result(f"The {tool.get_title()} form needs a web page, but {missing}.")
     if elicitation is None:
         sweep(UrlElicitation.expired)
         fields = tool.fields_for(ctx)
@@ -139,21 +162,12 @@ def ask_page(
         given = ctx.arguments if isinstance(ctx.arguments, dict) else {}
         arguments = {name: value for name, value in given.items() if name in known}
         elicitation = UrlElicitation.objects.create(
+            id=row_id,
             server=ctx.server,
             tool=tool.name,
             principal=ctx.principal,
             arguments=to_json({name: value for name, value in arguments.items() if name not in secret}),
             values=to_json({name: value for name, value in values.items() if name not in secret}),
-        )
-    token = dump_page_token(
-        elicitation=str(elicitation.pk), server=ctx.server, tool=tool.name, principal=ctx.principal
-    )
-    try:
-        url = base.rstrip("/") + reverse("mcpforms_ui:page", args=[token])
-    except NoReverseMatch:
-        logger.warning("URL-mode elicitation needs mcpforms.urls in the URLconf (namespace 'mcpforms_ui')")
-        return error_result(
-            f"The {tool.get_title()} form needs a web page, but this server does not serve it."
         )
     # The same page asked again (the user has not submitted it yet) is no new round.
     state = ctx.mint_state(answers={}, pending=[f"{PENDING_PREFIX}{elicitation.pk}"], again=reused)

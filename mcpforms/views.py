@@ -3,7 +3,8 @@
 The link is single-use, expires after ``URL_MODE_MAX_AGE``, and is bound to the principal, the server and
 the tool of the MCP call that asked for it: a signed-in principal must be the one who opens it (the spec's
 phishing defence). Submitting runs the form's own validation and the tool's handler once; the tool's
-retry then returns the stored outcome. Every failure is a friendly page, never a traceback.
+retry then returns the stored outcome. A wizard's step is kept for the wizard's next round instead
+(``mcpforms.wizard_pages``). Every failure is a friendly page, never a traceback.
 """
 
 from __future__ import annotations
@@ -27,12 +28,14 @@ import mcpforms.running as running
 import mcpforms.serving as serving
 import mcpforms.ui as ui
 import mcpforms.url_mode as url_mode
+import mcpforms.wizard_pages as wizard_pages
 from mcpforms.models import UrlElicitation
 from mcpforms.protocol.context import RequestContext
 from mcpforms.protocol.server import server_for
 from mcpforms.protocol.state import ANONYMOUS, principal_for
 from mcpforms.registry import registry_for
 from mcpforms.tools import FormTool
+from mcpforms.wizards import WizardTool
 
 logger = logging.getLogger(__name__)
 
@@ -125,6 +128,8 @@ def page(request: HttpRequest, token: str) -> HttpResponse:
     except running.Refusal as refusal:
         return _notice(request, form_tool.get_title(), str(refusal), status=403)
     try:
+        if isinstance(form_tool, WizardTool):
+            return _wizard_step(request, ctx, form_tool, row)
         if request.method == "POST":
             return _submit(request, ctx, form_tool, row)
         form = serving.page_form(form_tool, ctx, initial=row.values)
@@ -174,3 +179,25 @@ def _submit(
     # The user reads a confirmation of what they sent (``mcpforms/url_done.html``); the tool's result is
     # written for the model, which gets it on the client's retry.
     return HttpResponse(ui.render_done(form, title=form_tool.get_title(), result=result, request=request))
+
+
+def _wizard_step(
+    request: HttpRequest, ctx: RequestContext, wizard: WizardTool, row: UrlElicitation
+) -> HttpResponse:
+    """A wizard's step with a password or a file: the user fills that one step here, and the wizard goes
+    on in the conversation, which runs the handler at its end (``mcpforms.wizard_pages``)."""
+    step_row = wizard_pages.step_of(wizard, row)
+    if step_row is None:  # the wizard changed since the link was minted: the step is gone
+        return _notice(request, "Invalid link", "This link is no longer valid.", status=404)
+    title = f"{wizard.get_title()}: {wizard.get_step_title(step_row.step)}"
+    if request.method != "POST":
+        form = wizard_pages.page_form(wizard, ctx, step_row)
+    else:
+        form = wizard_pages.page_form(wizard, ctx, step_row, data=request.POST, files=request.FILES)
+        if form.is_valid():
+            if wizard_pages.keep_submitted(step_row, form, data=request.POST, files=request.FILES):
+                return _notice(request, title, wizard_pages.STEP_DONE, status=200)
+            used = "This step was already submitted: the link works once."
+            return _notice(request, title, used, status=410)
+    html = ui.render_form(form, title=title, description=wizard.get_message(), mode="url", request=request)
+    return HttpResponse(html, status=400 if form.is_bound else 200)
