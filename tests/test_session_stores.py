@@ -127,6 +127,28 @@ def test_the_stream_is_read_back_after_the_last_event_seen(store):
     assert after is not None and after[1] == [final] and after[0].done
 
 
+def test_a_resumed_question_lists_its_fields_in_the_forms_order(store):
+    """A client shows a form elicitation's fields in the order of its schema's properties; PostgreSQL's
+    jsonb would hand a stored event back with its keys re-sorted (shortest first)."""
+    session(store)
+    call = waiting(store, "dates")
+    order = ["departure", "return_date", "budget"]
+    fields = {name: {"type": "string"} for name in order}
+    question = {
+        "jsonrpc": "2.0",
+        "id": "c1-2",
+        "method": "elicitation/create",
+        "params": {"mode": "form", "message": "Dates", "requestedSchema": {"properties": fields}},
+    }
+    store.save_call(PendingCall(**{**call.__dict__, "events": 2}), (Event(id="c1:2", data=question),))
+    found = store.events_after("c1", "s1", 1)
+    assert found is not None
+    (resumed,) = found[1]
+    assert resumed.data is not None
+    assert list(resumed.data["params"]["requestedSchema"]["properties"]) == order
+    assert list(resumed.data) == list(question)
+
+
 @override_settings(MCPFORMS={"SESSION_MAX_AGE": 60})
 def test_a_database_session_expires():
     store = DatabaseSessions()
