@@ -152,6 +152,11 @@ def _as_form_data(form: forms.BaseForm, values: Mapping[str, Any]) -> dict[str, 
     return data
 
 
+def posted_data(form: forms.BaseForm, values: Mapping[str, Any]) -> dict[str, Any]:
+    """``values`` (JSON) laid out as ``form``'s widgets read POST data, under its prefix (a formset's row)."""
+    return _as_form_data(form, values)
+
+
 def _as_posted(form_field: forms.Field, value: Any) -> Any:
     """A JSON value as the field's widget and cleaning can read it.
 

@@ -23,7 +23,7 @@ from django.utils.module_loading import autodiscover_modules
 
 import mcpforms.serving as serving
 import mcpforms.ui as ui
-import mcpforms.wizard_rounds as wizard_rounds
+import mcpforms.wizard_app as wizard_app
 import mcpforms.wizard_views as wizard_views
 import mcpforms.wizards as wizards
 from mcpforms.fields import FormConversionError, fields_for_form
@@ -95,6 +95,8 @@ class Registry:
         if not form_tool.may_use(ctx):
             raise hidden(ctx, f"the resource {uri!r}", unknown)  # as its tool would be
         raise_for_check_errors(form_tool)  # as its tool's definition: not served
+        if isinstance(form_tool, wizards.WizardTool):
+            return wizard_app.read_ui(form_tool, ctx, uri)  # every step, one shown at a time
         return serving.read_ui(form_tool, ctx, uri)
 
     # The tools ------------------------------------------------------------------------------------------
@@ -218,7 +220,7 @@ class _ToolSlot(Deferred[Tool]):
     def build(self) -> Tool | None:
         raise_for_check_errors(self.form_tool)  # logged as "cannot be listed"; a call of it is -32603
         if isinstance(self.form_tool, wizards.WizardTool):
-            return wizard_rounds.tool_of(self.form_tool)  # one step per round
+            return wizard_app.tool_of(self.form_tool)  # one step per round, or per screen of its App
         return serving.tool_of(self.form_tool)
 
     def visible_to(self, ctx: RequestContext) -> bool:
@@ -235,6 +237,8 @@ class _SubmitSlot(_ToolSlot):
 
     def build(self) -> Tool | None:
         raise_for_check_errors(self.form_tool)
+        if isinstance(self.form_tool, wizards.WizardTool):
+            return wizard_app.submit_tool_of(self.form_tool)  # the App's Next and Back
         return serving.submit_tool_of(self.form_tool)
 
     def visible_to(self, ctx: RequestContext) -> bool:

@@ -14,11 +14,12 @@ import hashlib
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TypedDict
+from typing import Any, NamedTuple, TypedDict
 
 from django import forms
 from django.core.files import File
 from django.db.models import Model, QuerySet
+from django.forms.formsets import BaseFormSet
 from django.http import HttpRequest
 from django.template.loader import render_to_string
 from django.utils import formats, timezone
@@ -41,6 +42,10 @@ URI_PREFIX = "ui://mcpforms/"
 TEMPLATE = "mcpforms/form.html"
 # The URL-mode page once submitted: a confirmation for the user, never the raw tool result.
 TEMPLATE_DONE = "mcpforms/url_done.html"
+# A multi-step form's App sends each step with these arguments besides the step's values: the signed
+# state the step was shown with, and whether the user went back rather than on.
+STEP_STATE = "_mcpforms_state"
+STEP_BACK = "_mcpforms_back"
 # Everything is inline, so the App needs no origin at all (spec §11.3: hosts deny what is not declared).
 RESOURCE_META: dict[str, Any] = {
     "ui": {"csp": {"connectDomains": [], "resourceDomains": []}, "prefersBorder": True}
@@ -119,6 +124,15 @@ class ShownForm:
     page_only: frozenset[str]
 
 
+class FormStep(NamedTuple):
+    """One step of a multi-step form as its App shows it: its name, what the user reads, its form (or, for
+    a formset step, its formset)."""
+
+    name: str
+    title: str
+    form: forms.BaseForm | BaseFormSet[Any]
+
+
 def show_form(form: forms.BaseForm, *, mode: Way) -> ShownForm:
     """Prepare ``form`` the way ``mcpforms/form.html`` shows it: native date pickers, checkboxes for
     multi-selects, each input described by its help text and its error box; in ``mode="app"`` without the
@@ -150,6 +164,42 @@ def show_form(form: forms.BaseForm, *, mode: Way) -> ShownForm:
     return ShownForm(fields=shown, config=config, page_only=page_only)
 
 
+def _shown_step(step: FormStep, *, mode: Way) -> tuple[list[dict[str, str]], dict[str, Any], dict[str, Any]]:
+    """One step of a multi-step form: its fields' entries in the script's config, its entry in the
+    config's steps, and its entry in the template's (a formset step's rows under ``formset``)."""
+    if isinstance(step.form, BaseFormSet):
+        rows = _shown_rows(step.form, mode=mode)
+        return (
+            [],
+            {"name": step.name, "fields": [], "formset": rows["config"]},
+            {"name": step.name, "title": step.title, "formset": rows},
+        )
+    each = show_form(step.form, mode=mode)
+    return (
+        each.config,
+        {"name": step.name, "fields": [entry["name"] for entry in each.config]},
+        {"name": step.name, "title": step.title, "fields": each.fields, "hidden": step.form.hidden_fields()},
+    )
+
+
+def _shown_rows(formset: BaseFormSet[Any], *, mode: Way) -> dict[str, Any]:
+    """A formset step as the page shows it: its rows (the formset's initial and extra forms, at least
+    ``min_num``), an empty row the script copies for "Add a row", and what the script needs: the prefix,
+    how many rows there may be, each row field's input name and id with ``__prefix__`` for the row."""
+    empty = show_form(formset.empty_form, mode=mode)
+    fields = [entry | {"field": bound.name} for entry, bound in zip(empty.config, empty.fields, strict=True)]
+    return {
+        "rows": [show_form(form, mode=mode).fields for form in formset.forms],
+        "empty": empty.fields,
+        "config": {
+            "prefix": formset.prefix,
+            "min": formset.min_num,
+            "max": formset.max_num,
+            "fields": fields,
+        },
+    }
+
+
 def render_form(
     form: forms.BaseForm | None,
     *,
@@ -160,16 +210,23 @@ def render_form(
     request: HttpRequest | None = None,
     result: str | None = None,
     notice: str | None = None,
+    steps: Sequence[FormStep] = (),
 ) -> str:
     """Render ``mcpforms/form.html``: the App (``mode="app"``, submitting to the tool ``submit``) or the
     URL-mode page (``mode="url"``, an ordinary POST); ``result`` shows a completed submission instead, and
-    ``notice`` a message (with no form: an expired link, say)."""
-    shown = show_form(form, mode=mode) if form is not None else None
-    config = {
+    ``notice`` a message (with no form: an expired link, say). With ``steps`` the App is a multi-step
+    form's: every step is in the page, the one the server says is shown, with Back and Next."""
+    shown = show_form(form, mode=mode) if form is not None and not steps else None
+    config: dict[str, Any] = {
         "submit": submit,
         "protocolVersion": UI_PROTOCOL_VERSION,
         "fields": shown.config if shown is not None else [],
     }
+    shown_steps = [_shown_step(step, mode=mode) for step in steps]
+    if shown_steps:
+        config["fields"] = [entry for fields, _, _ in shown_steps for entry in fields]
+        config["steps"] = [entry for _, entry, _ in shown_steps]
+        config["stepArguments"] = {"state": STEP_STATE, "back": STEP_BACK}
     context = {
         "form": form,
         "fields": shown.fields if shown is not None else [],
@@ -179,6 +236,7 @@ def render_form(
         "config": config,
         "result": result,
         "notice": notice,
+        "steps": [entry for _, _, entry in shown_steps],
     }
     return render_to_string(TEMPLATE, context, request=request)
 

@@ -18,8 +18,10 @@ from functools import partial
 from typing import Any
 
 from django import forms
+from django.forms.formsets import BaseFormSet
 
 import mcpforms.signals as signals
+import mcpforms.wizard_pages as wizard_pages
 from mcpforms.answers import MISSING, InputResponse, input_response, validate_with_form
 from mcpforms.fields import AutoFormField
 from mcpforms.flow import (
@@ -37,6 +39,7 @@ from mcpforms.protocol.primitives import Tool
 from mcpforms.protocol.state import RequestState
 from mcpforms.running import Refusal, check_access, complete, handled
 from mcpforms.schema import OTHER_PATH_TYPES, form_input_request
+from mcpforms.wizard_formsets import describe_row_problems, describe_rows, validate_rows
 from mcpforms.wizards import STARTED_OVER, WizardTool
 
 
@@ -61,9 +64,10 @@ def _digest(tool: WizardTool) -> str:
 
 @dataclass(frozen=True)
 class Finished:
-    """Every active step is valid: run the handler once with ``forms`` (by step, in order)."""
+    """Every active step is valid: run the handler once with ``forms`` (by step, in order; a formset step's
+    is its bound formset)."""
 
-    forms: dict[str, forms.BaseForm]
+    forms: dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -89,14 +93,14 @@ def decide(tool: WizardTool, ctx: RequestContext, arguments: Any) -> WizardOutco
     except Refusal as refusal:
         return Refused(str(refusal))
     state = ctx.request_state
-    if state is not None and (recorded := _recorded(state)) is not None:
+    if state is not None and (recorded := recorded_outcome(state)) is not None:
         return Recorded(recorded)
     response = None if ctx.stale_state else input_response(ctx.input_responses, tool.name)
     if response is not None and response.action == "decline":
         return Declined("decline", f"The user declined to fill in {label}; nothing was submitted.")
     if response is not None and response.action == "cancel":
         return Declined("cancel", f"The user cancelled {label}; nothing was submitted.")
-    return _Walk(tool, ctx, arguments, response).run()
+    return StepWalk(tool, ctx, arguments, response).run()
 
 
 def result_of(tool: WizardTool, ctx: RequestContext, outcome: WizardOutcome) -> dict[str, Any]:
@@ -109,32 +113,38 @@ def result_of(tool: WizardTool, ctx: RequestContext, outcome: WizardOutcome) -> 
         case Asking(result=result):
             return result
         case Declined(action=action, text=text):
+            wizard_pages.forget(tool, ctx)  # nothing of a declined flow is kept
             signals.send_declined(tool, ctx, action)
             return error_result(text)
         case Refused(text=text):
             return error_result(text)
 
 
-def _recorded(state: RequestState) -> dict[str, Any] | None:
+def recorded_outcome(state: RequestState) -> dict[str, Any] | None:
+    """The result of the flow ``state`` belongs to, once it completed; None before."""
     from mcpforms.models import CompletedFlow  # models load after the app registry; this module before
 
     return CompletedFlow.outcome_of(state)
 
 
-def _run_handler(tool: WizardTool, ctx: RequestContext, by_step: dict[str, forms.BaseForm]) -> dict[str, Any]:
+def _run_handler(tool: WizardTool, ctx: RequestContext, by_step: dict[str, Any]) -> dict[str, Any]:
     value = tool.handle(ctx, list(by_step.values()), dict(by_step))
+    wizard_pages.forget(tool, ctx)  # the passwords and files of its page steps, in the handler's transaction
     return handled(tool, ctx, _combined(by_step), value)
 
 
-def _combined(by_step: Mapping[str, forms.BaseForm]) -> forms.BaseForm:
-    """One form standing for all the steps, for what reads a completed form (``tool_completed``'s data)."""
+def _combined(by_step: Mapping[str, Any]) -> forms.BaseForm:
+    """One form standing for all the steps, for what reads a completed form (``tool_completed``'s data);
+    a formset step's rows are its cleaned data under the step's name."""
+    steps = {step: form for step, form in by_step.items() if isinstance(form, forms.BaseForm)}
     combined = forms.Form()
-    combined.fields = {name: f for form in by_step.values() for name, f in form.fields.items()}
-    combined.cleaned_data = {name: v for form in by_step.values() for name, v in form.cleaned_data.items()}
+    combined.fields = {name: f for form in steps.values() for name, f in form.fields.items()}
+    combined.cleaned_data = {name: v for form in steps.values() for name, v in form.cleaned_data.items()}
+    combined.cleaned_data |= {step: rows.cleaned_data for step, rows in by_step.items() if step not in steps}
     return combined
 
 
-class _Walk:
+class StepWalk:
     """One round's walk through the steps: bind each active one to what is known, stop at the first that
     is not valid."""
 
@@ -147,22 +157,37 @@ class _Walk:
         self.pending = state.pending[0] if state is not None and state.pending else None
         self.asked = set(state.pending[1:]) if state is not None else set()
         # What earlier rounds proved, by step; the pending step's entry is what is known of it so far.
-        self.known = {s: dict(v) for s, v in answers.items() if s in tool.steps and isinstance(v, dict)}
+        form_steps = [step for step in tool.steps if step not in tool.formsets]
+        self.known = {s: dict(v) for s, v in answers.items() if s in form_steps and isinstance(v, dict)}
+        # A formset step's answer is its list of rows (``mcpforms.wizard_formsets``).
+        self.rows = {s: list(v) for s, v in answers.items() if s in tool.formsets and isinstance(v, list)}
         self.can_ask = ctx.supports_elicitation("form")
 
     def run(self) -> WizardOutcome:
-        cleaned: dict[str, Mapping[str, Any]] = {}
-        valid: dict[str, forms.BaseForm] = {}
+        cleaned: dict[str, Any] = {}
+        valid: dict[str, Any] = {}
         steps = list(self.tool.steps)
         active = 0
         for index, step in enumerate(steps):
             if not self.tool.is_active(self.ctx, step, cleaned):
                 continue
             active += 1
+            if step in self.tool.formsets:
+                judged_rows = self._rows_step(step, k=active, n=self._at_most(active, steps[index + 1 :]))
+                if not isinstance(judged_rows, BaseFormSet):
+                    return judged_rows
+                cleaned[step], valid[step] = judged_rows.cleaned_data, judged_rows
+                continue
             fields = self.tool.step_fields(self.ctx, step)
+            kept = wizard_pages.kept_step(self.tool, self.ctx, step, fields)
+            if kept is not None and kept.is_valid:
+                # Filled on the page: its values stay in the page's row, never in the requestState.
+                cleaned[step], valid[step] = kept.cleaned_data, kept.form
+                continue
+            on_page = kept is not None  # submitted on the page, with answers that no longer validate
             values, answered = self._values(step, fields)
             kwargs = self.tool.form_kwargs_for(self.ctx, step)
-            user_answers = step in self.tool.always_ask
+            user_answers = step in self.tool.always_ask or self._shown_again(step)
             if kwargs.get("instance") is not None and step != self.pending and not self._finished(step):
                 # A step changing an object starts from its current values, as an update does: a field
                 # left out is kept, never cleared; a step the model gave no change for is the user's.
@@ -171,13 +196,23 @@ class _Walk:
             judged = validate_with_form(self.tool.steps[step], values, **kwargs)
             # A step in always_ask is the user's to answer: arguments that fill it only prefill it.
             unconfirmed = user_answers and not answered and not self._finished(step)
-            if judged.is_valid and not unconfirmed:
+            if judged.is_valid and not unconfirmed and not on_page:
                 self.known[step] = values
                 cleaned[step], valid[step] = judged.cleaned_data, judged.form
                 continue
-            at_most = active + sum(
-                1 for later in steps[index + 1 :] if self.tool.condition_dict.get(later) is not False
-            )
+            at_most = self._at_most(active, steps[index + 1 :])
+            if on_page or wizard_pages.needs_page(fields, judged.errors, unconfirmed=unconfirmed):
+                return wizard_pages.ask_step(
+                    self.tool,
+                    self.ctx,
+                    step,
+                    values=values,
+                    errors=judged.errors,
+                    kept=kept,
+                    answers={**self.known, **self.rows},
+                    k=active,
+                    n=at_most,
+                )
             return self._ask(
                 step,
                 fields,
@@ -190,9 +225,53 @@ class _Walk:
             )
         return Finished(valid)
 
+    def _at_most(self, active: int, later: list[str]) -> int:
+        return active + sum(1 for step in later if self.tool.condition_dict.get(step) is not False)
+
     def _finished(self, step: str) -> bool:
         """Whether an earlier round validated ``step`` (the signed state carries its answers)."""
-        return step in self.known and step != self.pending
+        return (step in self.known or step in self.rows) and step != self.pending
+
+    def _rows_step(self, step: str, *, k: int, n: int) -> BaseFormSet[Any] | WizardOutcome:
+        """A formset step: its bound, valid formset, or what this round does instead of going on."""
+        rows, answered = self._rows(step)
+        judged = None
+        if rows is not None:
+            kwargs = self.tool.form_kwargs_for(self.ctx, step)
+            judged = validate_rows(self.tool.formsets[step], rows, prefix=step, **kwargs)
+        user_answers = step in self.tool.always_ask or self._shown_again(step)
+        unconfirmed = user_answers and not answered and not self._finished(step)
+        if judged is not None and judged.is_valid and not unconfirmed:
+            self.rows[step] = rows
+            return judged.formset
+        return self._ask_rows(step, rows, judged.errors if judged else {}, answered=answered, k=k, n=n)
+
+    def _rows(self, step: str) -> tuple[Any, bool]:
+        """What is known of a formset step's rows (None: nothing yet), and whether the user just sent them."""
+        if step in self.rows and step != self.pending:
+            return self.rows[step], False
+        return (self.arguments.get(step) if isinstance(self.arguments, dict) else None), False
+
+    def _ask_rows(
+        self, step: str, rows: Any, errors: dict[str, list[str]], *, answered: bool, k: int, n: int
+    ) -> WizardOutcome:
+        """No form elicitation can ask for a list of rows: say how the model can pass them instead."""
+        fields = self.tool.step_fields(self.ctx, step)
+        text = (
+            f"Step {step!r} ({self.tool.get_step_title(step)}) of the {self.tool.get_title()} form is a list "
+            "of rows, which a form elicitation cannot ask. Pass "
+            f"`{step}` as a list of objects with {describe_rows(fields)}, or use a client that renders MCP "
+            "Apps. Nothing was submitted."
+        )
+        if errors:
+            problems = describe_row_problems(errors, prefix=step, fields=fields)
+            text += f"\nThe `{step}` passed is not valid:\n- " + "\n- ".join(problems)
+        return Refused(text)
+
+    def _shown_again(self, step: str) -> bool:
+        """Whether ``step`` is shown although it is valid: never here; the App's walk shows again a step the
+        user saw before going back (``mcpforms.wizard_app``)."""
+        return False
 
     def _values(self, step: str, fields: list[AutoFormField]) -> tuple[dict[str, Any], bool]:
         by_name = {auto.name: auto for auto in fields}
@@ -264,7 +343,7 @@ class _Walk:
         if self.ctx.stale_state:
             message = f"{STARTED_OVER}\n{message}"
         pending = (step, *(auto.name for auto in to_ask))
-        state = self.ctx.mint_state(answers=self.known | {step: values}, pending=pending)
+        state = self.ctx.mint_state(answers={**self.known, **self.rows, step: values}, pending=pending)
         asked = [
             auto if values.get(auto.name) is None else replace(auto, default=values[auto.name])
             for auto in to_ask

@@ -10,7 +10,8 @@ the wizard is bound to, and the system checks. How a round asks one step and run
 The requestState carries the validated JSON answers of the finished steps, keyed by step, and the
 pending step (first in ``pending``, then the fields asked); its version is a digest of the steps and
 their fields, so a wizard changed mid-flow starts over. It is signed, not encrypted, like formtools'
-``CookieStorage``.
+``CookieStorage``: a step with a password or a file is filled on the URL-mode page and kept on the server
+instead (``mcpforms.wizard_pages``).
 """
 
 from __future__ import annotations
@@ -32,10 +33,14 @@ from mcpforms.fields import AutoFormField, declared_fields, form_fields
 from mcpforms.protocol.context import RequestContext
 from mcpforms.tool_checks import CheckedTool, FormToolChecks, field_errors
 from mcpforms.tools import FormTool, RegistrationError, check_name
+from mcpforms.wizard_formsets import is_formset, is_model_formset, row_form, rows_schema
 
 #: ``condition(wizard_tool, request, cleaned)``: whether a step applies, given ``cleaned``, the cleaned data
-#: of each active step before it, by step name (formtools' conditions take the view instead).
-Condition = Callable[["WizardTool", RequestContext, Mapping[str, Mapping[str, Any]]], bool]
+#: of each active step before it, by step name (formtools' conditions take the view instead; a formset
+#: step's is the list of its rows' cleaned data, as formtools gives it).
+Condition = Callable[["WizardTool", RequestContext, Mapping[str, Any]], bool]
+#: A step of ``form_list``: a form class, or a formset class (``formset_factory``, ``modelformset_factory``).
+StepClass = type[forms.BaseForm] | type[BaseFormSet[Any]]
 STARTED_OVER = "This form changed while it was being filled in, so it starts over from the first step."
 
 
@@ -44,7 +49,27 @@ class WizardToolChecks(FormToolChecks):
     ``FormTool`` options a wizard does not act on (set, they would be silently ignored)."""
 
     def check(self, tool: CheckedTool, **kwargs: Any) -> list[CheckMessage]:
-        return [*super().check(tool, **kwargs), *self._check_rounds(tool), *self._check_unused_options(tool)]
+        return [
+            *super().check(tool, **kwargs),
+            *self._check_rounds(tool),
+            *self._check_unused_options(tool),
+            *self._check_formsets(tool),
+        ]
+
+    def _check_formsets(self, tool: CheckedTool) -> list[CheckMessage]:
+        formsets = list(getattr(tool, "formsets", ()))
+        if not formsets:
+            return []
+        return [
+            Warning(
+                f"The wizard's step {', '.join(map(repr, formsets))} is a formset: a form elicitation cannot "
+                "ask for a list of rows, so only an MCP Apps host shows it, or the model passes it as an "
+                "argument; any other client gets an error there.",
+                hint="Keep it if your users' clients render MCP Apps; otherwise make the step a form.",
+                obj=tool,
+                id="mcpforms.W416",
+            )
+        ]
 
     def _check_rounds(self, tool: CheckedTool) -> list[CheckMessage]:
         steps = len(getattr(tool, "steps", ()))
@@ -96,8 +121,9 @@ class WizardTool(FormTool):
     passes any step's fields as flat arguments.
     """
 
-    #: The steps: form classes (named "0", "1", ... as formtools names them) or ``(step, form class)`` pairs.
-    form_list: Sequence[type[forms.BaseForm] | tuple[str, type[forms.BaseForm]]] = ()
+    #: The steps: form or formset classes (named "0", "1", ... as formtools names them) or ``(step, class)``
+    #: pairs. A formset step is asked only in an MCP Apps host or taken from the model's arguments.
+    form_list: Sequence[StepClass | tuple[str, StepClass]] = ()
     #: ``{step: bool | condition}``: a step whose condition is false is skipped (see ``Condition``).
     condition_dict: Mapping[str, bool | Condition] = {}
     #: Steps the user always answers, even when the arguments would fill them (a confirmation the model
@@ -110,6 +136,12 @@ class WizardTool(FormTool):
         for step, form_class in self.steps.items():
             _check_step(type(self).__name__, step, form_class)
         _check_unique_fields(type(self).__name__, self.steps)
+        #: The formset steps, by name: each is one argument, a list of rows (``mcpforms.wizard_formsets``).
+        self.formsets: dict[str, type[BaseFormSet[Any]]] = {
+            step: form_class  # type: ignore[misc]
+            for step, form_class in self.steps.items()
+            if is_formset(form_class)
+        }
         for option in ("condition_dict", "always_ask"):
             if unknown := set(getattr(self, option)) - set(self.steps):
                 raise RegistrationError(
@@ -118,12 +150,16 @@ class WizardTool(FormTool):
                 )
         # What FormTool's own definition reads (the options' checks, the default permission) is the
         # first step's; the rest is overridden here.
-        self.form_class = next(iter(self.steps.values()))
+        first = next(iter(self.steps.values()))
+        self.form_class = row_form(first) if is_formset(first) else first
         self.name = self.name or default_name(type(self).__name__)
         check_name(self.name, kind="Tool")
 
     def check(self, **kwargs: Any) -> list[CheckMessage]:
-        later = [field_errors(form_class, obj=self) for form_class in list(self.steps.values())[1:]]
+        later = [
+            field_errors(row_form(form_class) if is_formset(form_class) else form_class, obj=self)
+            for form_class in list(self.steps.values())[1:]
+        ]
         return [*super().check(**kwargs), *(message for messages in later for message in messages)]
 
     # Overridable behaviour ------------------------------------------------------------------------------
@@ -183,24 +219,36 @@ class WizardTool(FormTool):
         kwargs = dict(self.get_form_kwargs(request, step))
         initial = self.get_form_initial(request, step)
         if initial:
-            kwargs["initial"] = dict(initial)
+            # A formset's initial data is a list, one mapping per row.
+            kwargs["initial"] = list(initial) if step in self.formsets else dict(initial)
         instance = self.get_form_instance(request, step)
-        if instance is not None:
+        if is_model_formset(self.steps[step]):
+            # As formtools passes it; never the model's whole table, which would show every row to change.
+            model = self.formsets[step].model  # type: ignore[attr-defined]
+            kwargs["queryset"] = instance if instance is not None else model._default_manager.none()
+        elif instance is not None and step not in self.formsets:
             kwargs["instance"] = instance
         return kwargs
 
     def step_fields(self, request: RequestContext | None, step: str) -> list[AutoFormField]:
         """``step``'s fields as ``request`` sees them; without one, those its form class declares."""
+        if step in self.formsets:
+            return declared_fields(row_form(self.formsets[step]))  # a row's, the same for every row
         if request is None:
             return declared_fields(self.steps[step])
         return form_fields(self.steps[step], **self.form_kwargs_for(request, step))
 
     def fields_for(self, request: RequestContext | None) -> list[AutoFormField]:
-        return [auto for step in self.steps for auto in self.step_fields(request, step)]
+        """The fields the model passes as flat arguments: every form step's (a formset step is one list)."""
+        steps = [step for step in self.steps if step not in self.formsets]
+        return [auto for step in steps for auto in self.step_fields(request, step)]
 
     @cached_property
     def _listed_fields(self) -> tuple[dict[str, Any], bool]:
-        return self._schema(self.fields_for(None)), False
+        schema = self._schema(self.fields_for(None))
+        for step, formset_class in self.formsets.items():
+            schema["properties"][step] = rows_schema(formset_class, self.step_fields(None, step))
+        return schema, False
 
     @cached_property
     def digest(self) -> str:
@@ -211,9 +259,11 @@ class WizardTool(FormTool):
     def default_annotations(self) -> dict[str, Any]:
         return {"title": self.get_title()}  # only the author knows what their handler does
 
-    @property
+    @cached_property
     def uses_app(self) -> bool:
-        return False  # the App UI shows one form; a wizard's steps are a later step of mcpforms
+        """MCP Apps hosts get the App, one step at a time (``mcpforms.wizard_app``), unless a step has a
+        password or file, which only the URL-mode page collects."""
+        return not any(auto.page_only for auto in self.fields_for(None))
 
     @property
     def makes_tasks(self) -> bool:
@@ -229,6 +279,8 @@ def default_name(class_name: str) -> str:
 
 
 def _named_steps(owner: str, form_list: Sequence[Any]) -> dict[str, type[forms.BaseForm]]:
+    # A formset step's class is here too (in ``WizardTool.formsets`` as well): every walk of the steps
+    # meets it, and the code that binds one form checks ``formsets`` first.
     steps: dict[str, type[forms.BaseForm]] = {}
     for index, entry in enumerate(form_list):
         step, form_class = entry if isinstance(entry, tuple) else (str(index), entry)
@@ -241,25 +293,23 @@ def _named_steps(owner: str, form_list: Sequence[Any]) -> dict[str, type[forms.B
 
 
 def _check_step(owner: str, step: str, form_class: Any) -> None:
-    if isinstance(form_class, type) and issubclass(form_class, BaseFormSet):
-        raise RegistrationError(
-            f"{owner}: step {step!r} is a formset, which a form elicitation cannot ask; formset steps are "
-            "not supported yet."
-        )
+    if is_formset(form_class):
+        if page_only := [auto.name for auto in declared_fields(row_form(form_class)) if auto.page_only]:
+            raise RegistrationError(
+                f"{owner}: step {step!r} is a formset whose rows have {', '.join(page_only)} (a password or "
+                "a file), which only the URL-mode page collects, and it shows no formset; a formset's rows "
+                "must have fields a JSON list of objects can carry."
+            )
+        return
     if not (isinstance(form_class, type) and issubclass(form_class, forms.BaseForm)):
         raise RegistrationError(f"{owner}: step {step!r} must be a Django form class, not {form_class!r}.")
-    kept_apart = [auto.name for auto in declared_fields(form_class) if auto.page_only]
-    if kept_apart:
-        raise RegistrationError(
-            f"{owner}: step {step!r} ({form_class.__name__}) has password or file fields "
-            f"({', '.join(kept_apart)}), which a wizard's signed, readable requestState may not carry; "
-            "wizard steps with them are not supported yet."
-        )
 
 
-def _check_unique_fields(owner: str, steps: Mapping[str, type[forms.BaseForm]]) -> None:
+def _check_unique_fields(owner: str, steps: Mapping[str, Any]) -> None:
     seen: dict[str, str] = {}
     for step, form_class in steps.items():
+        if is_formset(form_class):
+            continue  # its rows' fields are inside its one argument, a list
         for name in getattr(form_class, "base_fields", {}):
             if name in seen:
                 raise RegistrationError(
@@ -267,6 +317,12 @@ def _check_unique_fields(owner: str, steps: Mapping[str, type[forms.BaseForm]]) 
                     "passes fields as flat arguments, so each name may be in one step only."
                 )
             seen[name] = step
+    for step, form_class in steps.items():
+        if is_formset(form_class) and step in seen:
+            raise RegistrationError(
+                f"{owner}: the formset step {step!r} has the name of a field of step {seen[step]!r}; the "
+                "model passes the step's rows as the argument named after it: rename the step or the field."
+            )
 
 
 # The public names (the README's "The public API"); the rest serve the package's other modules.

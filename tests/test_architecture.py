@@ -17,7 +17,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "mcpforms"
 LAYERS: list[tuple[str, set[str]]] = [
     ("settings", {"conf"}),
     ("protocol core", {"protocol"}),
-    ("forms", {"fields", "form_factory", "field_rows", "schema", "answers", "output"}),
+    ("forms", {"fields", "form_factory", "field_rows", "definition_steps", "schema", "answers", "output"}),
     ("flow, HTML and storage", {"flow", "ui", "models", "session_stores", "task_store"}),
     ("tool definition", {"tool_checks", "tools", "prompts"}),
     (
@@ -32,6 +32,9 @@ LAYERS: list[tuple[str, set[str]]] = [
             "signals",
             "wizards",
             "wizard_rounds",
+            "wizard_formsets",
+            "wizard_pages",
+            "wizard_app",
             "wizard_views",
         },
     ),

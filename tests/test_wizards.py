@@ -292,25 +292,20 @@ def test_a_2025_session_walks_the_steps_through_server_requests():
     assert TravelRequestWizard.handled == [["destination", "passport", "dates"]]
 
 
-class LoginForm(forms.Form):
-    password = forms.CharField(widget=forms.PasswordInput)
-
-
-class UploadForm(forms.Form):
-    scan = forms.FileField()
+class PinForm(forms.Form):
+    pin = forms.CharField(widget=forms.PasswordInput)
 
 
 @pytest.mark.parametrize(
     ("form_list", "complaint"),
     [
-        ([DestinationForm, LoginForm], "step '1' (LoginForm) has password or file fields (password)"),
-        ([("scan", UploadForm)], "step 'scan' (UploadForm) has password or file fields (scan)"),
-        ([("people", forms.formset_factory(ReasonForm))], "step 'people' is a formset"),
+        # A formset step is allowed (tests/test_wizard_formsets.py), unless its rows hold a secret.
+        ([("people", forms.formset_factory(PinForm))], "step 'people' is a formset whose rows have pin"),
         ([DestinationForm, DestinationForm], "the field 'destination' is in step '0' and step '1'"),
         ([], "must list at least one form class"),
     ],
 )
-def test_steps_a_form_elicitation_cannot_ask_are_refused_at_registration(form_list, complaint):
+def test_steps_a_wizard_cannot_ask_are_refused_at_registration(form_list, complaint):
     wizard = type("RefusedWizard", (WizardTool,), {"form_list": form_list})
     with pytest.raises(RegistrationError, match=complaint.replace("(", r"\(").replace(")", r"\)")):
         register(wizard, server=Server())
