@@ -35,6 +35,31 @@ SWEEP_ONE_IN = 100
 CLEANUP_COUNTS_FOR = timedelta(days=2)
 
 
+class OrderedJSONField(models.JSONField):
+    """A ``JSONField`` that gives an object back with its keys in the order they were saved.
+
+    PostgreSQL's jsonb keeps an object's keys sorted (shortest first), and what mcpforms stores is shown
+    again in order: a client lists a question's fields in the order of its schema's properties, and a
+    replayed result should be the result that was sent. So the value is kept as its JSON text (a jsonb
+    string) and parsed when read; a row saved as an object before is read as it is. Nothing queries into
+    these values: a key lookup would find a string.
+    """
+
+    def get_prep_value(self, value: Any) -> Any:
+        if value is None or hasattr(value, "resolve_expression"):
+            return super().get_prep_value(value)
+        return super().get_prep_value(json.dumps(value, cls=self.encoder))
+
+    def from_db_value(self, value: Any, expression: Any, connection: Any) -> Any:
+        value = super().from_db_value(value, expression, connection)
+        if not isinstance(value, str):
+            return value
+        try:
+            return json.loads(value, cls=self.decoder)
+        except json.JSONDecodeError:
+            return value
+
+
 def _ago(seconds: int) -> datetime:
     return timezone.now() - timedelta(seconds=seconds)
 
@@ -45,7 +70,7 @@ class CompletedFlow(models.Model):
     max age by nothing: older ones are deleted."""
 
     digest = models.CharField(max_length=64, unique=True)
-    result = models.JSONField(null=True, blank=True)
+    result = OrderedJSONField(null=True, blank=True)
     created = models.DateTimeField(default=timezone.now, db_index=True)
 
     class Meta:
@@ -291,7 +316,7 @@ class UrlElicitation(models.Model):
     values = models.JSONField(default=dict, blank=True)
     created = models.DateTimeField(default=timezone.now, db_index=True)
     completed = models.DateTimeField(null=True, blank=True)
-    result = models.JSONField(null=True, blank=True)
+    result = OrderedJSONField(null=True, blank=True)
 
     class Meta:
         verbose_name = "URL-mode elicitation"
@@ -420,7 +445,7 @@ class StreamEvent(models.Model):
 
     call = models.ForeignKey(Era2025Call, on_delete=models.CASCADE, related_name="stream")
     seq = models.PositiveIntegerField()
-    data = models.JSONField(null=True, blank=True)
+    data = OrderedJSONField(null=True, blank=True)
     retry_ms = models.PositiveIntegerField(null=True, blank=True)
 
     class Meta:
@@ -525,14 +550,14 @@ class ToolTask(models.Model):
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.WORKING)
     status_message = models.CharField(max_length=500, blank=True)
     # What the task asks the client, by the key on the wire: {"key": the tool's own key, "request": …}.
-    outstanding = models.JSONField(default=dict, blank=True)
+    outstanding = OrderedJSONField(default=dict, blank=True)
     # The client's answers so far, by the tool's own key: what the next turn reads as inputResponses.
     answers = models.JSONField(default=dict, blank=True)
     # How many input requests the task ever issued: wire keys are numbered by it, so none is reused.
     issued = models.PositiveIntegerField(default=0)
     # Which run of its work is due: a worker holding an older number has nothing to do.
     turn = models.PositiveIntegerField(default=0)
-    result = models.JSONField(null=True, blank=True)
+    result = OrderedJSONField(null=True, blank=True)
     error = models.JSONField(null=True, blank=True)
     poll_interval_ms = models.PositiveIntegerField(null=True, blank=True)
     created = models.DateTimeField(default=timezone.now, db_index=True)

@@ -119,9 +119,7 @@ class DatabaseSessions:
                 StreamEvent(
                     call_id=call.id,
                     seq=int(event.id.rpartition(":")[2]),
-                    # As text: PostgreSQL's jsonb re-sorts an object's keys, and a client shows a
-                    # question's fields in the order of its schema's properties.
-                    data=json.dumps(event.data) if event.data is not None else None,
+                    data=dict(event.data) if event.data is not None else None,
                     retry_ms=event.retry_ms,
                 )
                 for event in events
@@ -155,15 +153,10 @@ class DatabaseSessions:
         if row is None:
             return None
         events = [
-            Event(id=f"{call_id}:{event.seq}", data=_event_data(event.data), retry_ms=event.retry_ms)
+            Event(id=f"{call_id}:{event.seq}", data=event.data, retry_ms=event.retry_ms)
             for event in row.stream.filter(seq__gt=seen)
         ]
         return _pending(row), events
-
-
-def _event_data(stored: Any) -> Any:
-    # A row written before events were kept as text holds the message itself.
-    return json.loads(stored) if isinstance(stored, str) else stored
 
 
 def _tally(found: dict[str, Any]) -> Tally:

@@ -345,7 +345,11 @@ def test_a_handler_may_ask_the_user_mid_task_and_runs_again_with_the_answer(serv
     from mcpforms.fields import AutoFormField
     from mcpforms.schema import form_input_request
 
-    confirm = [AutoFormField(name="confirm", type="boolean", required=True)]
+    # In an order PostgreSQL's jsonb would not keep (it sorts keys shortest first): the client shows it.
+    confirm = [
+        AutoFormField(name="confirm", type="boolean", required=True),
+        AutoFormField(name="why", type="text"),
+    ]
 
     def careful(request: Any, form: PaintForm) -> Any:
         answer = accepted_form_input(request.input_responses, "confirm", confirm)
@@ -361,6 +365,7 @@ def test_a_handler_may_ask_the_user_mid_task_and_runs_again_with_the_answer(serv
     assert asking["status"] == "input_required"
     ((key, request),) = asking["inputRequests"].items()
     assert request["params"]["message"] == "Paint over the old colour?"
+    assert list(request["params"]["requestedSchema"]["properties"]) == ["confirm", "why"]
     assert not Colour.objects.filter(name="teal").exists()
     client.result("tasks/update", {"taskId": task["taskId"], "inputResponses": {key: accept(confirm=True)}})
     assert get(client, task)["status"] == "working"
