@@ -21,7 +21,7 @@ import inspect
 import json
 from collections.abc import Callable, Collection, Mapping, Sequence
 from functools import cached_property
-from typing import Any
+from typing import Any, TypeAlias
 
 from django import forms
 from django.core.checks import CheckMessage, Error, Warning
@@ -40,7 +40,8 @@ from mcpforms.wizard_formsets import is_formset, is_model_formset, row_form, row
 #: step's is the list of its rows' cleaned data, as formtools gives it).
 Condition = Callable[["WizardTool", RequestContext, Mapping[str, Any]], bool]
 #: A step of ``form_list``: a form class, or a formset class (``formset_factory``, ``modelformset_factory``).
-StepClass = type[forms.BaseForm] | type[BaseFormSet[Any]]
+#: A string: BaseFormSet is generic for the type checker only (django-stubs), not at run time.
+StepClass: TypeAlias = "type[forms.BaseForm] | type[BaseFormSet[Any]]"
 STARTED_OVER = "This form changed while it was being filled in, so it starts over from the first step."
 
 
