@@ -17,12 +17,22 @@ META = {
     "io.modelcontextprotocol/protocolVersion": PROTOCOL_VERSION,
     "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}},
 }
-# The 2026-07-28 headers, which must repeat the body's version, method and tool name.
-HEADERS = {"MCP-Protocol-Version": PROTOCOL_VERSION, "Mcp-Method": "tools/call", "Mcp-Name": "signup"}
+TOOL = "signup"
+# The same tool with a handler that inserts the signup into a table (``bench/writes.py``), on every server.
+WRITE_TOOL = "signup_write"
+
+
+def headers_for(tool: str) -> dict[str, str]:
+    """The 2026-07-28 headers, which must repeat the body's version, method and tool name."""
+    return {"MCP-Protocol-Version": PROTOCOL_VERSION, "Mcp-Method": "tools/call", "Mcp-Name": tool}
+
+
+HEADERS = headers_for(TOOL)
 ARGUMENTS = {"plan": "pro"}
 EMAIL = "ada@example.com"
 ANSWER = {"email": EMAIL, "plan": "pro", "age": 36, "newsletter": True}
-# The key of the tool's input request, and so of the answer: mcpforms keys it by the tool's name.
+# The key of the tool's input request, and so of the answer: mcpforms keys it by the tool's name, the other
+# servers use this one for both tools; round two answers under the key round one asked with.
 INPUT_KEY = "signup"
 
 # What mcpforms asks for in round one: the schema it derives from SignupForm for the fields not supplied.
@@ -48,9 +58,9 @@ class FlowError(Exception):
     """A round that did not answer what the flow expects: the benchmarks count it as an error."""
 
 
-def call_body(request_id: int, extra: Mapping[str, Any] | None = None) -> bytes:
-    """The ``tools/call`` of ``signup`` with the model's arguments, plus ``extra`` params (round two's)."""
-    params = {"name": "signup", "arguments": ARGUMENTS, "_meta": META, **(extra or {})}
+def call_body(request_id: int, extra: Mapping[str, Any] | None = None, *, tool: str = TOOL) -> bytes:
+    """The ``tools/call`` of ``tool`` with the model's arguments, plus ``extra`` params (round two's)."""
+    params = {"name": tool, "arguments": ARGUMENTS, "_meta": META, **(extra or {})}
     return json.dumps({"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}).encode()
 
 
@@ -69,7 +79,7 @@ def answers_for(first: Mapping[str, Any]) -> dict[str, Any]:
     """Round two's extra params: the answers, and the ``requestState`` round one (``first``) returned."""
     if first.get("resultType") != "input_required" or "requestState" not in first:
         raise FlowError(f"round one did not ask: {first}")
-    answer = {INPUT_KEY: {"action": "accept", "content": ANSWER}}
+    answer = {key: {"action": "accept", "content": ANSWER} for key in first.get("inputRequests") or {}}
     return {"inputResponses": answer, "requestState": first["requestState"]}
 
 

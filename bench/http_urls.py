@@ -14,8 +14,10 @@ from django.views.decorators.csrf import csrf_exempt
 
 import mcpforms.api
 from bench.urls import signup_reply
+from bench.writes import insert_signup
 from mcpforms.models import CompletedFlow
 from mcpforms.protocol.state import ANONYMOUS, RequestState
+from project.demo.forms import SignupForm
 
 ASKED, DONE = (int(size) for size in os.environ.get("MCPFORMS_BENCH_SIZES", "0,0").split(","))
 
@@ -56,4 +58,21 @@ def bare_recorded(request: HttpRequest) -> HttpResponse:
     return padded(reply)
 
 
-urlpatterns = [path("mcp", mcpforms.api.urls), path("bare", bare), path("bare-recorded", bare_recorded)]
+@csrf_exempt
+def bare_write(request: HttpRequest) -> HttpResponse:
+    """``bare``, and a valid form's signup inserted into the bench table in a transaction of its own, as
+    the other targets' ``signup_write`` handlers do."""
+    form = SignupForm(data=json.loads(request.body))
+    if not form.is_valid():
+        return padded({"errors": form.errors.get_json_data()})
+    with transaction.atomic():
+        insert_signup(form.cleaned_data)
+    return padded({"email": form.cleaned_data["email"], "plan": form.cleaned_data["plan"]})
+
+
+urlpatterns = [
+    path("mcp", mcpforms.api.urls),
+    path("bare", bare),
+    path("bare-recorded", bare_recorded),
+    path("bare-write", bare_write),
+]

@@ -29,22 +29,42 @@ class Poster:
 
     def __init__(self, port: int) -> None:
         self.connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        # Seconds per request of each label a flow gives (``last``: its final round), for percentiles.
+        self.latencies: dict[str, list[float]] = {}
 
-    def __call__(self, path: str, body: bytes, headers: Mapping[str, str] | None = None) -> bytes:
+    def __call__(
+        self, path: str, body: bytes, headers: Mapping[str, str] | None = None, *, label: str = ""
+    ) -> bytes:
+        status, _, data = self.send("POST", path, body, headers, label=label)
+        if status != 200:
+            raise FlowError(f"HTTP {status} from {path}: {data[:300]!r}")
+        return data
+
+    def send(
+        self,
+        method: str,
+        path: str,
+        body: bytes | None = None,
+        headers: Mapping[str, str] | None = None,
+        *,
+        label: str = "",
+    ) -> tuple[int, http.client.HTTPMessage, bytes]:
+        """Any request: its status, headers and body, its latency kept under ``label`` if one is given."""
         sent = {
             "Content-Type": "application/json",
             "Accept": "application/json, text/event-stream",
             "Connection": "close",
         }
+        started = time.perf_counter()
         try:
-            self.connection.request("POST", path, body, {**sent, **(headers or {})})
+            self.connection.request(method, path, body, {**sent, **(headers or {})})
             response = self.connection.getresponse()
             data = response.read()
         finally:
             self.connection.close()
-        if response.status != 200:
-            raise FlowError(f"HTTP {response.status} from {path}: {data[:300]!r}")
-        return data
+        if label:
+            self.latencies.setdefault(label, []).append(time.perf_counter() - started)
+        return response.status, response.headers, data
 
 
 Flow = Callable[[Poster], None]
@@ -55,6 +75,7 @@ class Tally:
     flows: int = 0
     errors: int = 0
     first_error: str = ""
+    latencies: dict[str, list[float]] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def add(self, *, error: Exception | None) -> None:
@@ -80,6 +101,9 @@ def run(flow: Flow, port: int, *, seconds: float, connections: int) -> Tally:
                 tally.add(error=error)
             else:
                 tally.add(error=None)
+        with tally.lock:
+            for label, seconds in post.latencies.items():
+                tally.latencies.setdefault(label, []).extend(seconds)
 
     threads = [threading.Thread(target=worker) for _ in range(connections)]
     for thread in threads:

@@ -49,3 +49,11 @@ def status_kib(pid: int | str, name: str = "VmHWM") -> int:
         if line.startswith(f"{name}:"):
             return int(line.split()[1])
     raise LookupError(f"no {name} for process {pid}")
+
+
+def machine_ticks() -> tuple[int, int]:
+    """The whole machine's busy and total CPU time so far, in clock ticks, from ``/proc/stat``: busy is all
+    but ``idle`` and ``iowait``; ``guest`` time is already counted in ``user``."""
+    fields = [int(value) for value in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:9]]
+    idle = fields[3] + fields[4]
+    return sum(fields) - idle, sum(fields)

@@ -3,13 +3,16 @@
 Run by ``bench/http_flow.py`` as ``uvicorn bench.sdk_server:app --workers 2``. Like mcpforms' tool, it
 asks for the form's fields with an ``input_required`` result carrying the answers so far in a sealed
 ``requestState``, validates the answers (a pydantic model with the constraints of ``SignupForm``) and
-answers the same structured result. Unlike it, it records nothing in a database: a retried last round
-would run again. The workers share one state key, as the SDK requires of several processes.
+answers the same structured result; ``signup_write`` also inserts the signup into the bench table of the
+SQLite file ``MCPFORMS_BENCH_DB`` names, through ``sqlite3`` (``bench/writes.py``). Unlike it, it records
+no completed flow: a retried last round would run again. The workers share one state key, as the SDK
+requires of several processes.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import Context, MCPServer
@@ -18,6 +21,7 @@ from mcp_types import ElicitRequest, ElicitRequestFormParams, InputRequiredResul
 from pydantic import BaseModel, Field, ValidationError
 
 from bench.flows import INPUT_KEY, REQUESTED_SCHEMA
+from bench.writes import insert_signup_sqlite
 
 # A benchmark's key, never a deployment's.
 STATE_KEY = b"mcpforms-bench-state-key-0123456789abcdef"
@@ -40,11 +44,7 @@ def _ask(answers: dict[str, Any]) -> InputRequiredResult:
     )
 
 
-@server.tool(title="Sign up")
-async def signup(
-    ctx: Context, plan: Literal["pro", "team"] | None = None, email: str | None = None
-) -> dict[str, Any] | InputRequiredResult:
-    """Create an account for the newsletter service."""
+def _valid(ctx: Context, plan: str | None, email: str | None) -> Signup | InputRequiredResult:
     answers: dict[str, Any] = {"plan": plan, "email": email}
     if ctx.request_state is not None:
         answers.update(json.loads(ctx.request_state))
@@ -52,9 +52,33 @@ async def signup(
     if response is not None and getattr(response, "action", None) == "accept":
         answers.update(getattr(response, "content", None) or {})
     try:
-        valid = Signup.model_validate({key: value for key, value in answers.items() if value is not None})
+        return Signup.model_validate({key: value for key, value in answers.items() if value is not None})
     except ValidationError:
         return _ask(answers)
+
+
+@server.tool(title="Sign up")
+async def signup(
+    ctx: Context, plan: Literal["pro", "team"] | None = None, email: str | None = None
+) -> dict[str, Any] | InputRequiredResult:
+    """Create an account for the newsletter service."""
+    valid = _valid(ctx, plan, email)
+    if isinstance(valid, InputRequiredResult):
+        return valid
+    return {"created": True, "email": valid.email, "plan": valid.plan}
+
+
+@server.tool(title="Sign up")
+async def signup_write(
+    ctx: Context, plan: Literal["pro", "team"] | None = None, email: str | None = None
+) -> dict[str, Any] | InputRequiredResult:
+    """Create an account for the newsletter service."""
+    valid = _valid(ctx, plan, email)
+    if isinstance(valid, InputRequiredResult):
+        return valid
+    # On the event loop, as a handler that writes through sqlite3 would: the insert takes well under a
+    # millisecond, and a thread per call would cost more than it frees.
+    insert_signup_sqlite(os.environ["MCPFORMS_BENCH_DB"], valid.model_dump())
     return {"created": True, "email": valid.email, "plan": valid.plan}
 
 
