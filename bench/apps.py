@@ -1,5 +1,6 @@
-"""The bench's own app, in ``bench.http_settings`` only: counts lock wait on every database connection
-(``bench/lock_wait.py``), and, where mcpforms is installed, its autodiscovery imports ``bench.mcp_tools``."""
+"""The bench's own app, in ``bench.http_settings`` and the bare view's and django-mcpz's variants: counts lock
+wait on every database connection (``bench/lock_wait.py``), and, where mcpforms is installed, its
+autodiscovery imports ``bench.mcp_tools``."""
 
 from django.apps import AppConfig
 

@@ -6,17 +6,21 @@ Run: ``make bench``, or ``.venv/bin/python bench/http_flow.py [--seconds N] [--c
 prints a table per database and variant (``bench/bench_table.py`` says what each column is), then how
 mcpforms stands against issue 25's goals, and asserts nothing:
 
-- **HTTP**: each server runs 2 worker processes on a free local port, with ``bench.http_settings`` (the
-  demo without middleware, on a SQLite file configured as the README recommends: WAL,
-  ``synchronous=NORMAL``, IMMEDIATE transactions, timeout 20, persistent connections):
-  - ``bare view``: gunicorn (2 sync workers), a view binding ``SignupForm`` to the posted JSON; its
-    requests and answers are padded to the byte sizes of mcpforms' in the same round: the floor;
-    ``+ record`` also records the reply in ``CompletedFlow`` as mcpforms records a completed flow;
-  - ``mcpforms``: the same gunicorn and settings, the demo's ``signup`` tool at ``/mcp``: round one asks
+- **HTTP**: each server runs 2 worker processes on a free local port, with ``bench.http_settings`` (a plain
+  project: Django's six contrib apps, mcpforms and the bench's app, no middleware, on a SQLite file
+  configured as the README recommends: WAL, ``synchronous=NORMAL``, IMMEDIATE transactions, timeout 20,
+  persistent connections); the bare view and django-mcpz run on the same settings less mcpforms:
+  - ``bare view``: gunicorn (2 sync workers), a view binding ``SignupForm`` to the posted JSON, in a
+    URLconf that imports nothing of mcpforms (``bench.bare_settings``); its requests and answers are
+    padded to the byte sizes of mcpforms' in the same round: the floor; ``+ record`` (on a server of its
+    own, with mcpforms installed) also records the reply in ``CompletedFlow`` as mcpforms records a
+    completed flow;
+  - ``mcpforms``: the same gunicorn and settings, the ``signup`` tool at ``/mcp``: round one asks
     (``input_required``), round two answers with the ``requestState`` of that flow's round one and
     completes (recorded in the database); ``SQLite as Django sets`` runs it on a second file left at
     Django's defaults (rollback journal, a connection per request); ``2025-11-25 flow`` sends the older
-    era's session flow to the same server (``bench/legacy_flow.py``);
+    era's session flow to the same server (``bench/legacy_flow.py``); ``demo settings`` runs it on the
+    demo's settings (``bench.demo_settings``: OAuth, django-tasks, the demo's app and tools);
   - ``MCPServer``, optional: the official SDK's server with an equivalent tool (``bench/sdk_server.py``)
     under uvicorn with 2 workers; skipped, with the reason, when ``mcp`` does not import;
   - ``django-mcpz 1.2``, optional: its ``MCPServer`` with an equivalent tool binding the same form
@@ -59,6 +63,8 @@ from bench.targets import (  # noqa: E402
     BenchServer,
     Target,
     bare_flow,
+    bare_server,
+    demo_server,
     gunicorn,
     mcp_flow,
     mcp_round_one,
@@ -110,13 +116,17 @@ def mcp_rows(server: BenchServer | None, name: str, groups: tuple[str, str], rol
     return rows
 
 
-def bare_rows(server: BenchServer, sizes: list[int], groups: tuple[str, str]) -> list[Row]:
+def bare_rows(
+    server: BenchServer, sizes: list[int], groups: tuple[str, str], recording: BenchServer | None = None
+) -> list[Row]:
+    """The bare view's rows; ``+ record`` on ``recording``, a server with mcpforms installed (its model)."""
     round_one = Target(f"bare view, round one ({groups[1]})", server, bare_flow(sizes, rounds=1))
     rows = []
     if groups[0]:
         plain = Target("bare view", server, bare_flow(sizes))
         rows.append(Row("bare view", groups[0], plain, round_one, "bare"))
-        recorded = Target("bare view + record", server, bare_flow(sizes, "/bare-recorded"))
+    if groups[0] and recording is not None:
+        recorded = Target("bare view + record", recording, bare_flow(sizes, "/bare-recorded"))
         rows.append(Row("bare view + record", groups[0], recorded, round_one))
     written = Target(f"bare view + write ({groups[1]})", server, bare_flow(sizes, "/bare-write"))
     rows.append(Row("bare view + write", groups[1], written, round_one, "bare"))
@@ -136,20 +146,25 @@ def sqlite_rows(run: Run) -> tuple[list[Row], list[int], str]:
     run.notes.append(f"mcpforms' requests {request_sizes} B, answers {answer_sizes} B (the bare view's too)")
     answers = ",".join(map(str, answer_sizes))
     sized = with_locks({**env, "MCPFORMS_BENCH_SIZES": answers}, run.folder, "bare")
-    bare = run.start(gunicorn("bare", sized), "bare view", [])
+    bare = run.start(bare_server("bare", sized), "bare view", [])
+    recording = run.start(gunicorn("bare-recorded", {**env, "MCPFORMS_BENCH_SIZES": answers}), "+ record", [])
+    demo = run.start(demo_server("mcpforms-demo", env), "mcpforms, demo settings", [mcp_flow()])
     untuned = run.start(gunicorn("untuned", untuned_env), "mcpforms on Django's SQLite", [mcp_flow()])
     both = [mcp_flow(), mcp_flow(WRITE_TOOL)]
     sdk = run.start(sdk_server(with_locks(env, run.folder, "sdk")), "MCPServer", both)
     mcpz = run.start(mcpz_server("mcpz", with_locks(env, run.folder, "mcpz")), "django-mcpz", both)
     if bare is None:
         raise RuntimeError(f"the bare view did not start: {run.notes}")
-    rows = bare_rows(bare, request_sizes, (plain, writing))
+    rows = bare_rows(bare, request_sizes, (plain, writing), recording)
     rows += mcp_rows(sdk, "MCPServer (mcp SDK, uvicorn)", (plain, writing))
     rows += mcp_rows(mcpz, "django-mcpz 1.2", (plain, writing), "mcpz")
     rows += mcp_rows(mcpforms, "mcpforms", (plain, writing), "mcpforms")
     if untuned is not None:
         name = f"mcpforms, SQLite as Django sets it ({untuned_journal}, a connection per request)"
         rows.append(Row("mcpforms, SQLite as Django sets it", plain, Target(name, untuned, mcp_flow())))
+    if demo is not None:
+        name = "mcpforms, demo settings (OAuth, django-tasks, the demo's app and tools)"
+        rows.append(Row("mcpforms, demo settings", plain, Target(name, demo, mcp_flow())))
     legacy = Target("2025 flow", mcpforms, legacy_flow)
     rows.append(Row("mcpforms, 2025-11-25 flow", plain, legacy, None, "2025"))
     return rows, request_sizes, answers
@@ -162,7 +177,7 @@ def postgres_rows(run: Run, sizes: list[int], answer_sizes: str) -> list[Row]:
     migrate(env)
     group = "PostgreSQL, + write"
     sized = {**env, "MCPFORMS_BENCH_SIZES": answer_sizes}
-    bare = run.start(gunicorn("bare-pg", sized), "bare view on PostgreSQL", [])
+    bare = run.start(bare_server("bare-pg", sized), "bare view on PostgreSQL", [])
     mcpz = run.start(mcpz_server("mcpz-pg", env), "django-mcpz on PostgreSQL", [mcp_flow(WRITE_TOOL)])
     mcpforms = run.start(gunicorn("mcpforms-pg", env), "mcpforms on PostgreSQL", [mcp_flow(WRITE_TOOL)])
     rows = bare_rows(bare, sizes, ("", group)) if bare else []

@@ -3,11 +3,13 @@
 Run: ``.venv/bin/python bench/import_cost.py`` (``bench/http_flow.py`` runs it too). Every figure comes
 from fresh processes, ``REPEATS`` of each kind, and is a median of ``VmRSS`` differences:
 
-- *with mcpforms*: pydantic, mcp_types, Django set up with the demo's settings (mcpforms among the
-  installed apps, the WSGI handler loaded), ninja, then ``mcpforms.api``, ``mcpforms.urls`` and
-  ``mcpforms.views``: everything a worker serving the endpoint and its URL-mode pages has imported;
+- *with mcpforms*: pydantic, mcp_types, Django set up with the settings of a plain project
+  (``bench.http_settings``, less the bench's app: Django's six contrib apps and mcpforms; the WSGI
+  handler loaded), ninja, then ``mcpforms.api``, ``mcpforms.urls`` and ``mcpforms.views``: everything a
+  worker serving the endpoint and its URL-mode pages has imported;
 - *dependencies only*: the same steps without mcpforms, then every other module the first kind ended up
-  with that is not mcpforms' own (the revision modules of mcp_types, more of Django's and ninja's).
+  with that is not mcpforms' own, a step per top-level package (the revision modules of mcp_types, more
+  of Django's and ninja's).
 
 Each step's cost is what it adds after the steps before it, in that order. mcpforms' own footprint is the
 first kind's total less the second's.
@@ -20,6 +22,7 @@ import json
 import statistics
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -29,13 +32,14 @@ OWN = ("mcpforms", "bench")
 
 
 def configure(*, with_mcpforms: bool) -> None:
-    """Django's settings: the demo's, minus its own app (and minus mcpforms unless ``with_mcpforms``)."""
+    """Django's settings: a plain project's, minus the bench's app (and minus mcpforms unless
+    ``with_mcpforms``)."""
     from django.conf import settings
 
-    from project import settings as demo
+    from bench import http_settings
 
-    values = {name: getattr(demo, name) for name in dir(demo) if name.isupper()}
-    apps = [app for app in demo.INSTALLED_APPS if app != "project.demo"]
+    values = {name: getattr(http_settings, name) for name in dir(http_settings) if name.isupper()}
+    apps = [app for app in http_settings.INSTALLED_APPS if not app.startswith("bench")]
     if not with_mcpforms:
         apps.remove("mcpforms")
     databases = {"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": ":memory:"}}
@@ -77,14 +81,19 @@ def child(kind: str) -> None:
             importlib.import_module(module)
         step("mcpforms")
     else:
-        for module in json.loads(sys.stdin.read()):
-            if module not in sys.modules and not module.startswith(OWN):
+        others = [module for module in json.loads(sys.stdin.read()) if not module.startswith(OWN)]
+        for package in sorted({module.split(".")[0] for module in others}):
+            found = len(imported)
+            for module in others:
+                if module.split(".")[0] != package or module in sys.modules:
+                    continue
                 try:
                     importlib.import_module(module)
                 except Exception:  # a module that only imports in some setups: not a cost here either
                     continue
                 imported.append(module)
-        step("the other modules mcpforms imports (below)")
+            if len(imported) > found:
+                step(f"the other modules mcpforms imports: {package}")
     print(json.dumps({"steps": steps, "modules": list(sys.modules), "imported": imported}))
 
 
@@ -120,7 +129,8 @@ def main() -> None:
     print(f"  {'with mcpforms, total':<58} {total_with:6.1f}")
     own_footprint = total_with - total_without
     print(f"  {'mcpforms own footprint (with mcpforms − dependencies)':<58} {own_footprint:6.1f}")
-    print("  the other modules: " + ", ".join(dependencies[0]["imported"]))
+    counts = Counter(module.split(".")[0] for module in dependencies[0]["imported"])
+    print("  modules imported per package: " + ", ".join(f"{name} {count}" for name, count in counts.items()))
     own = sorted(module for module in modules if module.startswith("mcpforms"))
     with_steps = ", ".join(f"{name} {cost:.1f}" for name, cost in steps[3:])
     print(f"  ({len(own)} mcpforms modules; the steps with mcpforms installed: {with_steps})")

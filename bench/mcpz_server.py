@@ -2,7 +2,7 @@
 ``bench.mcpz_settings``.
 
 Round one asks with ``elicit()`` (``input_required``, the answers so far in a signed ``requestState``);
-round two binds the answers to the demo's own ``SignupForm`` and answers what the demo's tool does;
+round two binds the answers to the demo's ``SignupForm`` (``bench/forms.py``) and answers what its tool does;
 ``signup_write`` also inserts the signup into the bench table, in a transaction of its own. Like
 the SDK's server, and unlike mcpforms, it records nothing: a retried last round would run again.
 """
@@ -16,8 +16,8 @@ from django.urls import path
 from django_mcpz.server import MCPServer, ToolError, elicit, public  # type: ignore[import-not-found]
 
 from bench.flows import INPUT_KEY, REQUESTED_SCHEMA
+from bench.forms import SignupForm
 from bench.writes import insert_signup
-from project.demo.forms import SignupForm
 
 server = MCPServer(name="bench-mcpz", version="1", auth=public, minimum_protocol_version="2026-07-28")
 

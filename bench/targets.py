@@ -154,6 +154,16 @@ def gunicorn(name: str, env: dict[str, str]) -> BenchServer:
     return BenchServer(name, argv, port, WORKERS, {"DJANGO_SETTINGS_MODULE": SETTINGS, **env})
 
 
+def bare_server(name: str, env: dict[str, str]) -> BenchServer:
+    """The bare view under the same gunicorn, on ``bench.http_settings`` less mcpforms."""
+    return gunicorn(name, {**env, "DJANGO_SETTINGS_MODULE": "bench.bare_settings"})
+
+
+def demo_server(name: str, env: dict[str, str]) -> BenchServer:
+    """mcpforms as the demo runs it (``bench.demo_settings``: OAuth, django-tasks, the demo's tools)."""
+    return gunicorn(name, {**env, "DJANGO_SETTINGS_MODULE": "bench.demo_settings"})
+
+
 def sdk_server(env: dict[str, str]) -> BenchServer | str:
     """The official SDK's ``MCPServer`` under uvicorn, or why it cannot run."""
     if importlib.util.find_spec("mcp") is None or importlib.util.find_spec("uvicorn") is None:

@@ -69,21 +69,40 @@ def _run_turn_job(digest: str, turn: int) -> None:
     run_turn(digest, turn)
 
 
-_decorator = _task_decorator()
-if _decorator is not None:
-    # A worker imports a job by its function's module path, and needs the Task there, not the function.
-    _run_turn_job = _decorator()(_run_turn_job)
-# The tasks framework's Task for a turn, enqueued by its module path on any backend the project set.
-turn_job: Any = None if _decorator is None else _run_turn_job
+# A worker imports a job by its function's module path, and needs the Task there, not the function: the
+# name is left to __getattr__, which makes the Task on first use. Importing the tasks framework (with
+# django-tasks, django-stubs-ext's patches of half of contrib) costs every process memory and startup
+# time, and only a background tool needs it.
+_turn_function = _run_turn_job
+del _run_turn_job
+# The tasks framework's Task for a turn, enqueued by its module path on any backend the project set; None
+# without a tasks framework.
+turn_job: Any
+
+
+def _turn_job() -> Any:
+    if "turn_job" not in globals():
+        decorator = _task_decorator()
+        job = None if decorator is None else decorator()(_turn_function)
+        globals().update(turn_job=job, _run_turn_job=_turn_function if job is None else job)
+    return globals()["turn_job"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("turn_job", "_run_turn_job"):
+        _turn_job()
+        return globals()[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def default_backend_runs_inline() -> bool:
     """Whether the default TASKS backend runs a task in the request that enqueues it (Django's
     ImmediateBackend, which Django 6 uses when ``TASKS`` is not set)."""
-    if turn_job is None:
+    job = _turn_job()
+    if job is None:
         return False
     try:
-        backend = turn_job.get_backend()
+        backend = job.get_backend()
     except Exception:
         return False
     return type(backend).__name__ == "ImmediateBackend"
@@ -260,9 +279,10 @@ def start_task(
 def _next_turn(row: ToolTask, turn: int) -> None:
     """Enqueue turn ``turn`` of ``row``, a ``queue`` task, on the tasks framework's default backend."""
     try:
-        if turn_job is None:
+        job = _turn_job()
+        if job is None:
             raise TasksUnavailable("neither django.tasks nor django-tasks is installed")
-        turn_job.enqueue(row.digest, turn)
+        job.enqueue(row.digest, turn)
     except Exception as error:
         # The task cannot run: it fails now rather than stay "working" forever.
         logger.error("Task #%s of %s could not be enqueued", row.pk, row.tool, exc_info=error)

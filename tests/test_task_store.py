@@ -9,9 +9,12 @@ DATABASE_URL names one).
 from __future__ import annotations
 
 import importlib.util
+import subprocess
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -290,3 +293,25 @@ def test_a_settled_result_is_json_and_drops_its_result_type():
 def test_a_turn_of_an_unknown_task_does_nothing():
     run_turn("0" * 64, 1)
     assert ToolTask.objects.count() == 0
+
+
+def test_a_process_without_background_work_never_imports_the_tasks_framework():
+    # django-tasks (Django 5.2's backport) and the patches it applies cost every worker memory and startup
+    # time; only enqueueing a turn or a worker looking the job up by its path needs it.
+    code = (
+        "import sys, django; from django.conf import settings;"
+        "settings.configure(INSTALLED_APPS=['django.contrib.admin', 'django.contrib.auth',"
+        " 'django.contrib.contenttypes', 'django.contrib.sessions', 'django.contrib.messages', 'mcpforms'],"
+        " DATABASES={'default': {'ENGINE': 'django.db.backends.sqlite3', 'NAME': ':memory:'}},"
+        " SECRET_KEY='x' * 50, ROOT_URLCONF='mcpforms.urls');"
+        "django.setup(); import mcpforms.api, mcpforms.task_store;"
+        "print('django_tasks' in sys.modules);"
+        "from django.utils.module_loading import import_string;"
+        "print(type(import_string('mcpforms.task_store._run_turn_job')).__name__)"
+    )
+    root = Path(__file__).resolve().parent.parent
+    run = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, check=True)
+    imported_at_startup, job = run.stdout.split()
+    assert imported_at_startup == "False"
+    if importlib.util.find_spec("django_tasks") or importlib.util.find_spec("django.tasks"):
+        assert job == "Task"
