@@ -11,17 +11,19 @@ import math
 import time
 from dataclasses import replace
 from datetime import timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 from django.core.cache import caches
 from django.db import IntegrityError, transaction
-from django.db.models import Count, Min
+from django.db.models import Count, Min, Model, QuerySet
 from django.utils import timezone
 
 from mcpforms.conf import conf
 from mcpforms.models import Era2025Call, Era2025Session, StreamEvent, sweep
 from mcpforms.protocol.era2025.sessions import Event, PendingCall, Session, Stream, Tally
 from mcpforms.protocol.state import ANONYMOUS
+
+Row = TypeVar("Row", bound=Model)
 
 
 def _call_id(server_request_id: str) -> str:
@@ -46,7 +48,7 @@ class DatabaseSessions:
 
     def get(self, session_id: str) -> Session | None:
         horizon = timezone.now() - timedelta(seconds=conf.SESSION_MAX_AGE)
-        row = Era2025Session.objects.filter(pk=session_id, created__gte=horizon).first()
+        row = _first(Era2025Session.objects.filter(pk=session_id, created__gte=horizon))
         if row is None:
             return None
         return Session(
@@ -90,30 +92,37 @@ class DatabaseSessions:
         return _tally(rows.aggregate(count=Count("pk"), oldest=Min("created")))
 
     def end(self, session_id: str) -> bool:
-        deleted, _ = Era2025Session.objects.filter(pk=session_id).delete()
+        # Three DELETEs, innermost rows first, rather than the ORM's cascade, which reads every row it
+        # would delete back first: none of these models has a signal or another row pointing at it.
+        with transaction.atomic():
+            StreamEvent.objects.filter(call__session_id=session_id)._raw_delete(StreamEvent.objects.db)
+            Era2025Call.objects.filter(session_id=session_id)._raw_delete(Era2025Call.objects.db)
+            deleted = Era2025Session.objects.filter(pk=session_id)._raw_delete(Era2025Session.objects.db)
         return bool(deleted)
 
     def set_log_level(self, session_id: str, level: str) -> None:
         Era2025Session.objects.filter(pk=session_id).update(log_level=level)
 
     def save_call(self, call: PendingCall, events: tuple[Event, ...] = ()) -> None:
+        fields = {
+            "session_id": call.session,
+            "request_id": call.request_id,
+            "method": call.method,
+            "params": dict(call.params),
+            "request_state": call.request_state,
+            "asked": dict(call.asked),
+            "answers": dict(call.answers),
+            "events": call.events,
+            "done": call.done,
+            "pages": list(call.pages),
+            "waiting": call.waiting,
+        }
         with transaction.atomic():
-            _, created = Era2025Call.objects.update_or_create(
-                pk=call.id,
-                defaults={
-                    "session_id": call.session,
-                    "request_id": call.request_id,
-                    "method": call.method,
-                    "params": dict(call.params),
-                    "request_state": call.request_state,
-                    "asked": dict(call.asked),
-                    "answers": dict(call.answers),
-                    "events": call.events,
-                    "done": call.done,
-                    "pages": list(call.pages),
-                    "waiting": call.waiting,
-                },
-            )
+            # One UPDATE, and an INSERT when it matched nothing, rather than update_or_create's locking
+            # read and savepoints: only the request that made the call (a new id) ever inserts it.
+            created = not Era2025Call.objects.filter(pk=call.id).update(**fields)
+            if created:
+                Era2025Call.objects.create(id=call.id, **fields)
             # Two workers may write the same events at once (both saw the page done): keep one copy.
             rows = [
                 StreamEvent(
@@ -131,10 +140,10 @@ class DatabaseSessions:
     def answer(self, session_id: str, request_id: str, result: Any) -> PendingCall | None:
         try:
             with transaction.atomic():
-                row = (
-                    Era2025Call.objects.select_for_update()
-                    .filter(pk=_call_id(request_id), session_id=session_id, done=False)
-                    .first()
+                row = _first(
+                    Era2025Call.objects.select_for_update().filter(
+                        pk=_call_id(request_id), session_id=session_id, done=False
+                    )
                 )
                 if row is None:
                     return None
@@ -149,7 +158,7 @@ class DatabaseSessions:
         return call if call.complete else None
 
     def events_after(self, call_id: str, session_id: str, seen: int) -> Stream | None:
-        row = Era2025Call.objects.filter(pk=call_id, session_id=session_id).first()
+        row = _first(Era2025Call.objects.filter(pk=call_id, session_id=session_id))
         if row is None:
             return None
         events = [
@@ -157,6 +166,12 @@ class DatabaseSessions:
             for event in row.stream.filter(seq__gt=seen)
         ]
         return _pending(row), events
+
+
+def _first(rows: QuerySet[Row]) -> Row | None:
+    """The row of a query by primary key, or None: ``first()`` would also order the one row by its key,
+    which is a needless part of the work of building the query, on every request of a session."""
+    return next(iter(rows[:1]), None)
 
 
 def _tally(found: dict[str, Any]) -> Tally:
