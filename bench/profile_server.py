@@ -1,13 +1,16 @@
 """Where a real mcpforms server spends a request's time: py-spy on one gunicorn worker under load.
 
-Run: ``.venv/bin/python bench/profile_server.py [--round 1|2] [--seconds N] [--connections C]`` (Linux).
+Run: ``.venv/bin/python bench/profile_server.py [--round 1|2|legacy] [--seconds N] [--connections C]``
+(Linux).
 It serves the demo's ``signup`` tool as ``bench/http_flow.py`` serves its ``mcpforms`` target (the same
 gunicorn, settings and SQLite file), but with one sync worker, and samples that worker with
 ``py-spy record --rate 200`` while ``bench/load.py`` drives it with one round of the flow:
 
 - round 1: the call with the model's arguments, answered ``input_required``;
 - round 2: the answers, each request with a ``requestState`` of its own (a pool of round ones is made
-  before sampling starts), answered complete and recorded as a completed flow.
+  before sampling starts), answered complete and recorded as a completed flow;
+- legacy: the 2025-11-25 era's session flow of ``bench/legacy_flow.py`` (initialize, initialized, the call
+  answered on SSE, the answer POST, the GET resume, DELETE), with the shares also by request kind.
 
 It writes the collapsed stacks (``py-spy --format raw``) and a speedscope profile made from them
 (open it at speedscope.app, "Left Heavy" for a flame graph) to ``artifacts/profile/``, and prints the
@@ -35,6 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import load  # noqa: E402
 from bench.flows import HEADERS, FlowError, answers_for, call_body, check_done, result_of  # noqa: E402
+from bench.legacy_flow import legacy_flow  # noqa: E402
 from bench.servers import ROOT, ServerProcess  # noqa: E402
 from bench.targets import gunicorn, prepare_database  # noqa: E402
 
@@ -42,6 +46,18 @@ VENV = ROOT / "bench" / ".venvs" / "pyspy"
 OUT = ROOT / "artifacts" / "profile"
 RATE = 200
 VIEW = "mcpforms/api.py:build_api.<locals>.mcp"  # the endpoint's Django view
+# A call that may stream (every 2025-era tools/call) runs on a thread of its own: its samples count too.
+WORK = "mcpforms/api.py:_streamed.<locals>.work"
+SHIM = "mcpforms/protocol/era2025/shim.py"
+# The 2025 flow's request kinds, by a frame only that kind's stacks hold; the first that matches wins.
+KINDS: list[tuple[str, tuple[str, ...]]] = [
+    ("initialize", (f"{SHIM}:_initialize",)),
+    ("tools/call (on its thread)", (WORK, "mcpforms/api.py:_streamed")),
+    ("the answer POST", (f"{SHIM}:_client_answer",)),
+    ("GET resume", (f"{SHIM}:resume",)),
+    ("DELETE", (f"{SHIM}:end",)),
+    ("the rest (notifications/initialized, the edge)", ("*",)),
+]
 # How the worker's samples nest, outermost first: what gunicorn, Django and django-ninja add around the view.
 LAYERS = [
     ("gunicorn's handle_request", "gunicorn/workers/sync.py:SyncWorker.handle_request"),
@@ -81,6 +97,14 @@ PARTS: list[tuple[str, tuple[str, ...]]] = [
     ("  the handler (run_handler)", ("mcpforms/running.py:run_handler",)),
     ("  tool_completed signal", ("mcpforms/signals.py:*",)),
     ("SQL execute, any", ("django/db/backends/utils.py:*execute*",)),
+    ("2025: the session stores (DatabaseSessions)", ("mcpforms/session_stores.py:DatabaseSessions.*",)),
+    ("2025: the session budgets (protocol/budgets.py)", ("mcpforms/protocol/budgets.py:*",)),
+    ("2025: sweep of expired rows", ("mcpforms/models.py:sweep",)),
+    ("2025: a thread per streamed call (start)", ("threading.py:Thread.start",)),
+    ("2025: opening a DB connection", ("django/db/backends/base/base.py:*.connect",)),
+    ("2025: closing DB connections", ("django/db/utils.py:*close_all*", "django/db/__init__.py:close_*")),
+    ("2025: the ORM's delete collector", ("django/db/models/deletion.py:*",)),
+    ("2025: SSE events (api._event)", ("mcpforms/api.py:_event",)),
 ]
 
 
@@ -146,12 +170,22 @@ def read_stacks(raw: Path) -> Counter[tuple[str, ...]]:
 
 
 def inside_view(stacks: Counter[tuple[str, ...]]) -> Counter[tuple[str, ...]]:
-    """Each stack's part from the MCP view inwards; stacks outside the view are left out."""
+    """Each stack's part from the MCP view (or a streamed call's thread) inwards; others are left out."""
     inner: Counter[tuple[str, ...]] = Counter()
     for stack, count in stacks.items():
-        if VIEW in stack:
-            inner[stack[stack.index(VIEW) :]] += count
+        for root in (VIEW, WORK):
+            if root in stack:
+                inner[stack[stack.index(root) :]] += count
+                break
     return inner
+
+
+def kind_of(stack: tuple[str, ...]) -> str:
+    return next(
+        label
+        for label, patterns in KINDS
+        if any(fnmatchcase(frame, pattern) for frame in stack for pattern in patterns)
+    )
 
 
 def write_speedscope(stacks: Counter[tuple[str, ...]], path: Path, name: str) -> None:
@@ -215,7 +249,7 @@ def write_flame_graph(stacks: Counter[tuple[str, ...]], path: Path, title: str) 
     path.write_text(svg + "".join(shapes) + "</svg>\n")
 
 
-def report(stacks: Counter[tuple[str, ...]], top: int) -> None:
+def report(stacks: Counter[tuple[str, ...]], top: int, *, legacy: bool = False) -> None:
     total = sum(stacks.values())
     inner = inside_view(stacks)
     in_view = sum(inner.values())
@@ -231,6 +265,13 @@ def report(stacks: Counter[tuple[str, ...]], top: int) -> None:
         matching = {frame for frame in frames if any(fnmatchcase(frame, pattern) for pattern in patterns)}
         hits = sum(count for stack, count in inner.items() if not matching.isdisjoint(stack))
         print(f"{label:<46} {hits / in_view:>6.1%}")
+    if legacy:
+        kinds: Counter[str] = Counter()
+        for stack, count in inner.items():
+            kinds[kind_of(stack)] += count
+        print(f"\n{'2025 flow: share of the view by request kind':<46} {'share':>6}")
+        for label, _ in KINDS:
+            print(f"{label:<46} {kinds[label] / in_view:>6.1%}")
     self_time: Counter[str] = Counter()
     for stack, count in inner.items():
         self_time[stack[-1]] += count
@@ -247,7 +288,9 @@ def profile(args: argparse.Namespace, folder: Path) -> None:
     try:
         load.run(round_one, server.port, seconds=2, connections=args.connections)  # warm the worker
         flow: load.Flow = round_one
-        if args.round == 2:
+        if args.round == "legacy":
+            flow = legacy_flow
+        elif args.round == "2":
             pool = StatePool()
             filled = load.run(pool.fill, server.port, seconds=args.pool_seconds, connections=args.connections)
             print(f"pool: {len(pool.answers)} round-one states in {args.pool_seconds:g} s", flush=True)
@@ -269,23 +312,25 @@ def profile(args: argparse.Namespace, folder: Path) -> None:
     finally:
         server.stop()
     print(f"round {args.round}, 1 sync worker, {args.connections} connections, {elapsed:.1f} s:", end=" ")
-    print(f"{tally.flows} requests, {tally.flows / elapsed:.0f} req/s, {tally.errors} errors")
+    what = "flows" if args.round == "legacy" else "requests"
+    print(f"{tally.flows} {what}, {tally.flows / elapsed:.0f} {what}/s, {tally.errors} errors")
     if tally.first_error:
         print(f"first error: {tally.first_error}")
     stacks = read_stacks(raw)
     speedscope = OUT / f"round{args.round}.speedscope.json"
-    title = f"mcpforms, one gunicorn worker, round {args.round}, {tally.flows / elapsed:.0f} req/s"
+    title = f"mcpforms, one gunicorn worker, round {args.round}, {tally.flows / elapsed:.0f} {what}/s"
     write_speedscope(stacks, speedscope, title)
     svg = OUT / f"round{args.round}.svg"
     write_flame_graph(stacks, svg, title)
     print(f"collapsed stacks {raw.relative_to(ROOT)}, flame graphs {svg.relative_to(ROOT)} {speedscope.name}")
     print()
-    report(stacks, args.top)
+    report(stacks, args.top, legacy=args.round == "legacy")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    parser.add_argument("--round", type=int, choices=(1, 2), default=1, help="which round to send (1)")
+    help = "which round to send (1), or legacy: the 2025-11-25 session flow"
+    parser.add_argument("--round", choices=("1", "2", "legacy"), default="1", help=help)
     parser.add_argument("--seconds", type=float, default=15, help="how long to sample under load (15)")
     parser.add_argument("--connections", type=int, default=4, help="concurrent connections (4)")
     help = "round 2: how long to make round-one states for the pool (1.25 × --seconds)"
@@ -295,7 +340,7 @@ def main() -> None:
     args = parser.parse_args()
     args.pool_seconds = args.pool_seconds or 1.25 * args.seconds
     if args.from_raw:
-        report(read_stacks(args.from_raw), args.top)
+        report(read_stacks(args.from_raw), args.top, legacy=args.round == "legacy")
         return
     with tempfile.TemporaryDirectory(prefix="mcpforms-profile-") as folder:
         profile(args, Path(folder))
