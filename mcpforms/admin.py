@@ -194,13 +194,17 @@ class FormDefinitionAdmin(FormDefinitionModelAdmin):
         if definition._state.adding or not any(starts_step(row) for row in rows):
             return None
         try:
-            tool = definition_tool(definition)
+            tool = definition_tool(definition, rows)
         except (DefinitionError, RegistrationError, ImproperlyConfigured) as error:
             return f"This form cannot be offered to assistants: {error}"
         return tool if isinstance(tool, DefinitionWizard) else None
 
-    def _steps_preview(self, wizard: DefinitionWizard, render: Any) -> str:
-        """Each step: "Step k of N: title", when it is asked, and ``render(step)``."""
+    def _steps_preview(self, definition: FormDefinition, render: Any) -> str | None:
+        """For a definition with steps, each step: "Step k of N: title", when it is asked, and
+        ``render(wizard, step)``; or why it cannot be offered. None for a definition without steps."""
+        wizard = self._wizard(definition)
+        if wizard is None or isinstance(wizard, str):
+            return wizard
         count = len(wizard.steps)
         return format_html_join(
             "",
@@ -211,7 +215,7 @@ class FormDefinitionAdmin(FormDefinitionModelAdmin):
                     count,
                     wizard.get_step_title(step),
                     _asked(wizard.describe_condition(step)),
-                    render(step),
+                    render(wizard, step),
                 )
                 for number, step in enumerate(wizard.steps, start=1)
             ),
@@ -240,16 +244,14 @@ class FormDefinitionAdmin(FormDefinitionModelAdmin):
 
     @admin.display(description="Elicitation schema")
     def schema_preview(self, definition: FormDefinition) -> str:
-        wizard = self._wizard(definition)
-        if wizard is not None:
-            if isinstance(wizard, str):
-                return wizard
-            return self._steps_preview(
-                wizard,
-                lambda step: format_html(
-                    "<pre>{}</pre>", json.dumps(form_schema(wizard.step_fields(None, step)), indent=2)
-                ),
-            )
+        steps = self._steps_preview(
+            definition,
+            lambda wizard, step: format_html(
+                "<pre>{}</pre>", json.dumps(form_schema(wizard.step_fields(None, step)), indent=2)
+            ),
+        )
+        if steps is not None:
+            return steps
         form_class = self._form_class(definition)
         if form_class is None:
             return "Save the form to see the schema the assistant's client receives."
@@ -258,16 +260,14 @@ class FormDefinitionAdmin(FormDefinitionModelAdmin):
 
     @admin.display(description="Rendered form")
     def form_preview(self, definition: FormDefinition) -> str:
-        wizard = self._wizard(definition)
-        if wizard is not None:
-            if isinstance(wizard, str):
-                return wizard
-            return self._steps_preview(
-                wizard,
-                lambda step: format_html(
-                    '<div class="mcpforms-preview">{}</div>', wizard.steps[step]().as_div()
-                ),
-            )
+        steps = self._steps_preview(
+            definition,
+            lambda wizard, step: format_html(
+                '<div class="mcpforms-preview">{}</div>', wizard.steps[step]().as_div()
+            ),
+        )
+        if steps is not None:
+            return steps
         form_class = self._form_class(definition)
         if form_class is None:
             return "Save the form to see it rendered."

@@ -238,8 +238,7 @@ class _AppWalk(wizard_rounds.StepWalk):
         fields = self.tool.step_fields(self.ctx, step)
         if answered and errors:  # the rows the user submitted are invalid: they correct them where they are
             problems = describe_row_problems(errors, prefix=step, fields=fields)
-            heading = _heading(k, n, self.tool.get_step_title(step))
-            return Refused(f"{heading}\nPlease correct:\n- " + "\n- ".join(problems), errors=errors)
+            return self._correct(step, problems, errors, k=k, n=n)
         if isinstance(rows, list):
             self.rows[step] = rows  # what was given (or typed before Back), shown again
         return self._ask(step, fields, {}, errors, answered=False, confirm=False, k=k, n=n)
@@ -257,10 +256,8 @@ class _AppWalk(wizard_rounds.StepWalk):
         n: int,
     ) -> WizardOutcome:
         if answered:  # the step the user submitted is invalid: they correct it where it is
-            by_name = {auto.name: auto for auto in fields}
-            problems = describe_problems(errors, by_name)
-            heading = _heading(k, n, self.tool.get_step_title(step))
-            return Refused(f"{heading}\nPlease correct:\n- " + "\n- ".join(problems), errors=errors)
+            problems = describe_problems(errors, {auto.name: auto for auto in fields})
+            return self._correct(step, problems, errors, k=k, n=n)
         if self.back and step == self.pending:
             self.known[step] = values  # not valid perhaps, but what the user typed: kept for their return
             if len(self.visited) > 1:
@@ -271,6 +268,13 @@ class _AppWalk(wizard_rounds.StepWalk):
                 step, errors = earlier, {}
             n = k + sum(1 for later in list(self.tool.steps)[self.order[step] + 1 :] if self._may_come(later))
         return self._show(step, fields, values, errors, k=k, n=n)
+
+    def _correct(
+        self, step: str, problems: list[str], errors: dict[str, list[str]], *, k: int, n: int
+    ) -> Refused:
+        """The shown step stays, with Django's ``errors`` for the App to put next to their inputs."""
+        heading = _heading(k, n, self.tool.get_step_title(step))
+        return Refused(f"{heading}\nPlease correct:\n- " + "\n- ".join(problems), errors=errors)
 
     def _may_come(self, step: str) -> bool:
         return self.tool.condition_dict.get(step) is not False

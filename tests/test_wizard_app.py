@@ -16,26 +16,9 @@ from mcpforms.registry import register, registry_for
 from mcpforms.ui import STEP_BACK, STEP_STATE
 from mcpforms.wizards import STARTED_OVER, WizardTool
 from tests.core_client import APPS, ELICITATION, CoreClient, asked, text
+from tests.test_wizards import DatesForm, DestinationForm, PassportForm, international
 
 pytestmark = pytest.mark.django_db  # a completed wizard records its flow
-
-
-class DestinationForm(forms.Form):
-    destination = forms.CharField(max_length=60)
-    international = forms.BooleanField(required=False)
-
-
-class PassportForm(forms.Form):
-    passport_number = forms.CharField(min_length=6)
-
-
-class DatesForm(forms.Form):
-    start = forms.DateField()
-    budget = forms.IntegerField(min_value=1)
-
-
-def international(tool: WizardTool, request: Any, cleaned: Any) -> bool:
-    return bool(cleaned["destination"]["international"])
 
 
 class TripWizard(WizardTool):
