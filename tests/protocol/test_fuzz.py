@@ -31,6 +31,8 @@ from tests import wire
 from tests.conformance.fixtures import server
 from tests.forms import EveryFieldForm, SignupForm
 from tests.test_session_stores import MEMCACHED_KEYS
+from tests.test_wizard_formsets import TeamWizard
+from tests.test_wizards import TravelRequestWizard
 
 VERSION = "2026-07-28"
 METHODS = [
@@ -399,7 +401,15 @@ def test_handlers_survive_any_answer(
 form_server = Server(key="fuzz-forms", name="fuzz-forms", sessions=MemorySessions())
 register(SignupForm, server=form_server, message="Create your account")
 register(EveryFieldForm, server=form_server, name="every")
-FORM_FIELDS = {"signup": [*SignupForm.base_fields, "zz"], "every": [*EveryFieldForm.base_fields, "zz"]}
+# Multi-step forms: a conditional step, and a formset step (a list of rows) that no elicitation can ask.
+register(TravelRequestWizard, server=form_server)
+register(TeamWizard, server=form_server)
+FORM_FIELDS = {
+    "signup": [*SignupForm.base_fields, "zz"],
+    "every": [*EveryFieldForm.base_fields, "zz"],
+    "travel_request": ["destination", "international", "passport_number", "start", "budget", "zz"],
+    "team": ["team", "members", "remarks", "zz"],
+}
 ELICITING: dict[str, Any] = {"elicitation": {"form": {}}}
 LEGACY = "2025-11-25"
 
@@ -505,6 +515,40 @@ def test_a_form_tool_answers_any_number_in_arguments_and_answers_clearly_on_2026
         assert_parse_error(again)
     else:
         assert_json_rpc(again, "tools/call")
+
+
+@ONE_ADDRESS
+@pytest.mark.django_db
+@FORM_SETTINGS
+@given(data=st.data(), tool=st.sampled_from(["travel_request", "team"]))
+def test_a_wizards_app_submit_answers_any_state_and_values_clearly(data: st.DataObject, tool: str) -> None:
+    """The App's Next and Back: a state that is no state, a foreign or tampered one, any values."""
+    submit = f"{tool}_submit"
+    opened = http(form_server, "POST", app_call(tool, {})[0], **app_headers(tool))
+    shown = json.loads(opened.content)["result"]  # type: ignore[attr-defined]
+    state = shown["structuredContent"]["_mcpforms_state"]
+    arguments = data.draw(form_arguments(tool))
+    arguments["_mcpforms_state"] = data.draw(
+        st.one_of(st.just(state), st.just(state[:-2] + "xx"), json_values, st.text(max_size=40))
+    )
+    if data.draw(st.booleans()):
+        arguments["_mcpforms_back"] = data.draw(json_values)
+    body, refused = app_call(submit, arguments)
+    response = http(form_server, "POST", body, **app_headers(submit))
+    if refused:
+        assert_parse_error(response)
+    else:
+        assert_json_rpc(response, "tools/call")
+
+
+def app_call(tool: str, arguments: dict[str, Any]) -> tuple[bytes, bool]:
+    message = {"jsonrpc": "2.0", "id": 1, "method": "tools/call"}
+    message["params"] = {"name": tool, "arguments": arguments, "_meta": wire.meta(wire.APPS | ELICITING)}
+    return spliced(message)
+
+
+def app_headers(tool: str) -> dict[str, str]:
+    return {"HTTP_MCP_PROTOCOL_VERSION": VERSION, "HTTP_MCP_METHOD": "tools/call", "HTTP_MCP_NAME": tool}
 
 
 def open_legacy_session(target: Server) -> str:
