@@ -19,11 +19,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from django.utils.crypto import salted_hmac
-
 from mcpforms.conf import conf
 from mcpforms.protocol.errors import ToolError, invalid_params
-from mcpforms.protocol.tokens import InvalidToken, sign, signing_keys, unsign
+from mcpforms.protocol.tokens import InvalidToken, keyed_hmac, sign, signing_keys, unsign
 
 logger = logging.getLogger(__name__)
 
@@ -84,7 +82,7 @@ def arguments_digest(arguments: Any, key: str | bytes | None = None) -> str:
     """
     canonical = json.dumps(arguments, sort_keys=True, separators=(",", ":"), default=str)
     secret = signing_keys()[0] if key is None else key
-    return salted_hmac(ARGUMENTS_SALT, canonical, secret=secret, algorithm="sha256").hexdigest()
+    return keyed_hmac(ARGUMENTS_SALT, canonical, secret).hexdigest()
 
 
 def dump_state(
@@ -174,8 +172,10 @@ def _verified(
     for name, value in expected.items():
         if payload.get(name) != value:
             raise InvalidState(f"minted for another {name}")
-    # Minted under the current key or one it rotated from (the signature said which keys are trusted).
-    if payload.get("args") not in {arguments_digest(arguments, key) for key in signing_keys()}:
+    # Minted under the current key or one it rotated from (the signature said which keys are trusted);
+    # the older keys are tried only when the current one does not match.
+    digest = payload.get("args")
+    if not any(digest == arguments_digest(arguments, key) for key in signing_keys()):
         raise InvalidState("minted for other arguments")
     if payload.get("version") != version:
         raise StaleState("minted for another version")

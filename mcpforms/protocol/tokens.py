@@ -6,11 +6,14 @@ key rotates the same way for both.
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 from functools import lru_cache
 from typing import Any
 
 from django.conf import settings
 from django.core import signing
+from django.utils.encoding import force_bytes, force_str
 
 from mcpforms.conf import conf
 
@@ -33,6 +36,30 @@ def signing_keys() -> list[str | bytes]:
     return [conf.STATE_KEY, *conf.STATE_KEY_FALLBACKS]
 
 
+@lru_cache(maxsize=64)
+def _keyed(salt: str, secret: str | bytes, algorithm: str) -> hmac.HMAC:
+    # What ``salted_hmac`` derives from the salt and the secret on every call, derived once: copies of it
+    # give the very same HMACs, so tokens minted before and after verify alike.
+    hasher = getattr(hashlib, algorithm)
+    return hmac.new(hasher(force_bytes(salt) + force_bytes(secret)).digest(), digestmod=hasher)
+
+
+def keyed_hmac(salt: str, value: str | bytes, secret: str | bytes, *, algorithm: str = "sha256") -> hmac.HMAC:
+    """``django.utils.crypto.salted_hmac(salt, value, secret, algorithm=algorithm)``, with the key derived
+    once per salt and secret."""
+    mac: hmac.HMAC = _keyed(salt, secret, algorithm).copy()
+    mac.update(force_bytes(value))
+    return mac
+
+
+class _Signer(signing.TimestampSigner):
+    """Django's ``TimestampSigner`` with its HMAC key derived once per key (``keyed_hmac``)."""
+
+    def signature(self, value: str | bytes, key: str | bytes | None = None) -> str:
+        mac = keyed_hmac(force_str(self.salt) + "signer", value, key or self.key, algorithm=self.algorithm)
+        return signing.b64_encode(mac.digest()).decode()
+
+
 def _signer(salt: str) -> signing.TimestampSigner:
     key, *fallbacks = signing_keys()
     return _signer_with(key, tuple(fallbacks), salt)
@@ -42,7 +69,7 @@ def _signer(salt: str) -> signing.TimestampSigner:
 def _signer_with(key: str | bytes, fallbacks: tuple[str | bytes, ...], salt: str) -> signing.TimestampSigner:
     # A signer holds nothing but its keys and salt: one per combination serves every request, where
     # building one per token read the settings again each time. A rotated key is another combination.
-    return signing.TimestampSigner(key=key, fallback_keys=list(fallbacks), salt=salt)
+    return _Signer(key=key, fallback_keys=list(fallbacks), salt=salt)
 
 
 def sign(payload: Any, *, salt: str, compress: bool = True) -> str:

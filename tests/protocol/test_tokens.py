@@ -5,8 +5,11 @@ from __future__ import annotations
 import json
 
 import pytest
+from django.core import signing
 from django.test import override_settings
+from django.utils.crypto import salted_hmac
 
+from mcpforms.protocol.state import ARGUMENTS_SALT, arguments_digest
 from mcpforms.protocol.state import SALT as STATE_SALT
 from mcpforms.protocol.tokens import InvalidToken, sign, unsign
 from mcpforms.url_mode import PAGE_SALT
@@ -61,3 +64,28 @@ def test_the_reason_says_what_was_wrong_for_the_log():
     with pytest.raises(InvalidToken) as expired:
         unsign(sign({}, salt=STATE_SALT), salt=STATE_SALT, max_age=-1)
     assert expired.value.reason.startswith("expired: Signature age ")
+
+
+def test_tokens_are_the_ones_djangos_own_signer_makes_and_reads():
+    # A rolling upgrade, or a token minted by Django's own TimestampSigner before the signing keys were
+    # derived once per key: both read each other's tokens, under the current key and a rotated one.
+    payload = {"answers": {"plan": "pro"}, "pending": ["email"]}
+    with override_settings(MCPFORMS={"STATE_KEY": OTHER_KEY, "STATE_KEY_FALLBACKS": [KEY]}):
+        for key in (OTHER_KEY, KEY):
+            django_token = signing.TimestampSigner(key=key, salt=STATE_SALT).sign_object(
+                payload, compress=True
+            )
+            assert unsign(django_token, salt=STATE_SALT, max_age=60) == payload
+        ours = sign(payload, salt=STATE_SALT)
+        django_signer = signing.TimestampSigner(key=OTHER_KEY, salt=STATE_SALT)
+        assert django_signer.unsign_object(ours, max_age=60) == payload
+        tampered = ours[:-1] + ("A" if ours[-1] != "A" else "B")
+        with pytest.raises(InvalidToken):
+            unsign(tampered, salt=STATE_SALT, max_age=60)
+
+
+def test_the_arguments_digest_of_a_state_is_django_salted_hmac():
+    # States minted before the key was derived once per key still match their arguments.
+    arguments = {"plan": "pro", "age": 36}
+    expected = salted_hmac(ARGUMENTS_SALT, '{"age":36,"plan":"pro"}', secret=KEY, algorithm="sha256")
+    assert arguments_digest(arguments, KEY) == expected.hexdigest()
