@@ -415,7 +415,7 @@ _BASE_INITS = {forms.BaseForm.__init__, forms.BaseModelForm.__init__}
 _DYNAMIC_FIELDS = (forms.ModelChoiceField, forms.FilePathField)
 
 
-def _is_static(form_class: type[forms.BaseForm]) -> bool:
+def is_static_form(form_class: type[forms.BaseForm]) -> bool:
     """Whether every instance of the class has the same fields: no ``__init__`` of its own, no choices
     read from the database, the file system or a callable, and no callable initial value."""
     if form_class.__init__ not in _BASE_INITS:
@@ -441,7 +441,7 @@ def form_fields(form_class: type[forms.BaseForm], **form_kwargs: Any) -> list[Au
     by_language = _static_fields.get(form_class)
     if by_language is not None and language in by_language:
         return by_language[language]  # only a static class was ever remembered
-    if not _is_static(form_class):
+    if not is_static_form(form_class):
         return fields_for_form(form_class())
     by_language = _static_fields.setdefault(form_class, {})
     by_language[language] = fields_for_form(form_class)

@@ -31,6 +31,7 @@ from mcpforms.answers import MISSING, FormOutcome, accepted_value, input_respons
 from mcpforms.fields import AutoFormField, form_fields
 from mcpforms.protocol.context import RequestContext
 from mcpforms.schema import OTHER_PATH_TYPES, form_input_request
+from mcpforms.verdicts import Remembered, remember, remembered, verdict_key
 
 # How a form gets filled, in one vocabulary. ``Ask``: when the user is asked. ``Way``: through what — the
 # form UI of an MCP Apps host, a form elicitation, or the URL-mode page. ``Path``: the ways a tool allows,
@@ -235,14 +236,22 @@ class _Round:
             if value is not MISSING:
                 values[auto.name] = value
 
-    def bind(self, merged: _Merged) -> FormOutcome:
-        """Let the real Django form judge the values: it has the last word."""
-        return validate_with_form(self.flow.form_class, merged.values, **self.kwargs)
+    def bind(self, merged: _Merged) -> FormOutcome | Remembered:
+        """Let the real Django form judge the values: it has the last word. A first round of a form built
+        the same way every time may reuse what it said of the same values (``mcpforms.verdicts``)."""
+        first = self.ctx.request_state is None and self.response is None and not self.ctx.stale_state
+        key = verdict_key(self.flow.form_class, merged.values) if first and not self.kwargs else None
+        if key is not None and (verdict := remembered(key)) is not None:
+            return verdict
+        judged = validate_with_form(self.flow.form_class, merged.values, **self.kwargs)
+        if key is not None:
+            remember(key, judged)
+        return judged
 
-    def decide(self, merged: _Merged, judged: FormOutcome) -> Outcome:
+    def decide(self, merged: _Merged, judged: FormOutcome | Remembered) -> Outcome:
         """Run when the form is valid and the policy is kept; otherwise find who can give the rest."""
         # Without a way to ask, valid arguments are enough: the tool works as a plain tool.
-        if judged.is_valid and merged.confirmed and not self.unseen:
+        if isinstance(judged, FormOutcome) and judged.is_valid and merged.confirmed and not self.unseen:
             return Ready(judged.form, merged.values)
         if judged.is_valid and not self.can_ask:
             return self._confirm_elsewhere(merged)

@@ -17,7 +17,19 @@ PACKAGE = Path(__file__).resolve().parent.parent / "mcpforms"
 LAYERS: list[tuple[str, set[str]]] = [
     ("settings", {"conf"}),
     ("protocol core", {"protocol"}),
-    ("forms", {"fields", "form_factory", "field_rows", "definition_steps", "schema", "answers", "output"}),
+    (
+        "forms",
+        {
+            "fields",
+            "form_factory",
+            "field_rows",
+            "definition_steps",
+            "schema",
+            "answers",
+            "verdicts",
+            "output",
+        },
+    ),
     ("flow, HTML and storage", {"flow", "ui", "models", "session_stores", "task_store"}),
     ("tool definition", {"tool_checks", "tools", "prompts"}),
     (

@@ -379,9 +379,9 @@ class InitForm(forms.Form):
     ],
 )
 def test_form_fields_remembers_only_forms_that_cannot_change(form_class, static):
-    from mcpforms.fields import _is_static
+    from mcpforms.fields import is_static_form
 
-    assert _is_static(form_class) is static
+    assert is_static_form(form_class) is static
 
 
 @pytest.mark.django_db
