@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import random
 import secrets
 import uuid
 from collections.abc import Callable
@@ -125,13 +126,22 @@ class CompletedFlow(models.Model):
         has a use for a bookkeeping row.
         """
         connection = connections[router.db_for_write(cls)]
-        quote = connection.ops.quote_name
-        fields = {field.name: field for field in cls._meta.concrete_fields}
-        columns = {name: quote(str(field.column)) for name, field in fields.items()}
-        statement = template.format(table=quote(cls._meta.db_table), **columns)
-        params = [fields[name].get_db_prep_save(value, connection) for name, value in values]
+        statement = _statements.get((connection.alias, template))
+        if statement is None:
+            quote = connection.ops.quote_name
+            columns = {name: quote(str(field.column)) for name, field in _FLOW_FIELDS.items()}
+            statement = template.format(table=quote(cls._meta.db_table), **columns)
+            _statements[connection.alias, template] = statement
+        params = [_FLOW_FIELDS[name].get_db_prep_save(value, connection) for name, value in values]
         with connection.cursor() as cursor:
             cursor.execute(statement, params)
+
+
+_FLOW_FIELDS: dict[str, models.Field[Any, Any]] = {
+    field.name: field for field in CompletedFlow._meta.concrete_fields
+}
+# CompletedFlow's statements with the names of its table and columns quoted, by database alias and template.
+_statements: dict[tuple[str, str], str] = {}
 
 
 # ---- forms defined in the admin --------------------------------------------------------------------------
@@ -491,8 +501,9 @@ def sweep(expired: Callable[[], models.QuerySet[Any]]) -> None:
     """Now and then, delete the rows ``expired()`` returns: the request path's fallback for a project that
     does not run ``manage.py mcpforms_cleanup``. Not while the command has run recently, nor with
     ``MCPFORMS["SWEEP_EXPIRED"] = False``."""
-    # The chance first: 99 writes in 100 cost nothing but a random number.
-    if secrets.randbelow(SWEEP_ONE_IN) or not conf.SWEEP_EXPIRED or CleanupRun.ran_recently():
+    # The chance first: 99 writes in 100 cost nothing but a random number (no secret: ``random`` will do,
+    # where ``secrets`` asks the kernel for every one).
+    if random.randrange(SWEEP_ONE_IN) or not conf.SWEEP_EXPIRED or CleanupRun.ran_recently():
         return
     expired().delete()
 
