@@ -39,7 +39,10 @@ def decode(body: bytes | str) -> Any:
     longer than ``MAX_STRING_LENGTH`` characters.
     """
     try:
-        payload = json.loads(body, parse_constant=_no_constant, parse_float=_finite, parse_int=_integer)
+        # json.loads' own reading of bytes (UTF-8, or UTF-16/32 by their first bytes), then one decoder
+        # for every body, where json.loads with hooks builds a new one each time.
+        text = body if isinstance(body, str) else body.decode(json.detect_encoding(body), "surrogatepass")
+        payload = _DECODER.decode(text)
     except (ValueError, RecursionError):
         # ValueError covers bad UTF-8, bad JSON and NaN; RecursionError a pathologically nested document.
         raise ProtocolError(PARSE_ERROR, "Parse error: the body is not JSON") from None
@@ -76,6 +79,9 @@ def _max_digits() -> int:
     default = sys.int_info.default_max_str_digits
     configured = sys.get_int_max_str_digits()  # 0 when the project lifted the limit
     return min(configured, default) if configured else default
+
+
+_DECODER = json.JSONDecoder(parse_constant=_no_constant, parse_float=_finite, parse_int=_integer)
 
 
 def _check_text(payload: Any, *, max_depth: int, max_length: int) -> None:
