@@ -10,11 +10,13 @@ code and the choice between a JSON body and an SSE stream. Everything else is ``
 
 from __future__ import annotations
 
+import contextvars
 import logging
 import math
+import os
 import queue
 import threading
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -22,7 +24,7 @@ from asgiref.sync import sync_to_async
 from django.contrib.auth.decorators import login_not_required
 from django.core.exceptions import DisallowedHost, RequestDataTooBig
 from django.core.handlers.asgi import ASGIRequest
-from django.db import connections
+from django.db import close_old_connections, connections, reset_queries
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.http.response import HttpResponseBase
 from django.urls import re_path
@@ -178,10 +180,109 @@ def _frames(item: dict[str, Any] | Reply) -> Iterator[bytes]:
         yield _sse(item.body)
 
 
+class _Helpers:
+    """The threads that run the handlers of streamed calls, kept from one call to the next.
+
+    A thread per call opened a database connection for each call and closed it after: on a deployment
+    with persistent connections (``CONN_MAX_AGE``) the dearest part of every 2025-era ``tools/call``. A
+    helper's connections live through its jobs as a request thread's live through requests: before and
+    after each job it runs what Django's ``request_started`` and ``request_finished`` run for them
+    (``reset_queries``, ``close_old_connections``), so ``CONN_MAX_AGE``, ``CONN_HEALTH_CHECKS`` and a
+    connection an error broke are handled as on the request's own thread. Each job runs in a context of
+    its own, as on a new thread: what one handler activates (a language, a time zone) never reaches the
+    next.
+
+    A helper starts whenever none is idle, so a slow handler never holds up another call; at most
+    ``KEEP`` idle ones stay, and one idle for ``IDLE_SECONDS`` leaves, closing its connections.
+    """
+
+    KEEP = 4
+    IDLE_SECONDS = 300.0
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._idle: list[queue.SimpleQueue[Callable[[], None] | threading.Event]] = []
+        if hasattr(os, "register_at_fork"):
+            os.register_at_fork(after_in_child=self._forked)
+
+    def _forked(self) -> None:
+        # A forked worker (gunicorn --preload) has only the thread that forked: the helpers, and whatever
+        # held the lock, stayed behind in the parent.
+        self._lock = threading.Lock()
+        self._idle = []
+
+    def run(self, job: Callable[[], None]) -> None:
+        """Run ``job`` on an idle helper, or on a new one when every helper is busy."""
+        with self._lock:
+            inbox = self._idle.pop() if self._idle else None
+        if inbox is None:
+            inbox = queue.SimpleQueue()
+            threading.Thread(target=self._serve, args=(inbox,), name="mcpforms-progress", daemon=True).start()
+        inbox.put(job)
+
+    def retire(self) -> None:
+        """Send the idle helpers away, once each has closed its connections (a test's database is dropped
+        at the end of the run, which no open connection may be left on)."""
+        with self._lock:
+            leaving, self._idle = self._idle, []
+        for inbox in leaving:
+            gone = threading.Event()
+            inbox.put(gone)
+            gone.wait()
+
+    def _serve(self, inbox: queue.SimpleQueue[Callable[[], None] | threading.Event]) -> None:
+        gone = None
+        try:
+            while True:
+                try:
+                    job = inbox.get(timeout=self.IDLE_SECONDS)
+                except queue.Empty:
+                    with self._lock:
+                        if inbox not in self._idle:
+                            continue  # handed a job at this very moment: it is on its way
+                        self._idle.remove(inbox)
+                    return
+                if isinstance(job, threading.Event):
+                    gone = job
+                    return
+                # The job runs whatever the checks of its connections meet: its own queries then fail
+                # as a request's would, and answer so. A helper whose connections cannot be checked
+                # leaves (with them) rather than serve another call.
+                checked = self._housekeeping(queries=True)
+                contextvars.Context().run(job)
+                checked = self._housekeeping() and checked
+                with self._lock:
+                    if not checked or len(self._idle) >= self.KEEP:
+                        return
+                    self._idle.append(inbox)
+        finally:
+            try:
+                connections.close_all()  # this thread's own connections only
+            finally:
+                if gone is not None:
+                    gone.set()
+
+    @staticmethod
+    def _housekeeping(*, queries: bool = False) -> bool:
+        """What ``request_started`` (``queries``) or ``request_finished`` does to this thread's
+        connections; False when it failed."""
+        try:
+            if queries:
+                reset_queries()
+            close_old_connections()
+        except Exception:
+            logger.warning("A streamed call's thread could not check its database connections", exc_info=True)
+            return False
+        return True
+
+
+_helpers = _Helpers()
+
+
 def _streamed(
     server: Server, payload: Any, headers: dict[str, str], user: Any, granted: Access, *, asgi: bool
 ) -> HttpResponseBase | Reply:
-    """Run the handler on a worker thread and stream what it sends before its result.
+    """Run the handler on a helper thread and stream what it sends before its result.
 
     The reply itself when the handler finishes without reporting anything (sent as JSON); otherwise
     SSE: the progress notifications as they come, then the response, which ends the stream (spec §8.3).
@@ -191,11 +292,13 @@ def _streamed(
 
     def work() -> None:
         try:
-            events.put(server.handle(payload, headers=headers, user=user, notify=events.put, access=granted))
-        finally:
-            connections.close_all()  # this thread's own connections only
+            reply = server.handle(payload, headers=headers, user=user, notify=events.put, access=granted)
+        except Exception:  # handle() answers every failure itself; this only keeps the request from waiting
+            logger.exception("The MCP endpoint failed")
+            reply = Reply(200, error_response(None, _internal_error()))
+        events.put(reply)
 
-    threading.Thread(target=work, name="mcpforms-progress", daemon=True).start()
+    _helpers.run(work)
     first = events.get()
     if isinstance(first, Reply):
         return first
