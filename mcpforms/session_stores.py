@@ -117,22 +117,26 @@ class DatabaseSessions:
             "pages": list(call.pages),
             "waiting": call.waiting,
         }
+        rows = [
+            StreamEvent(
+                call_id=call.id,
+                seq=int(event.id.rpartition(":")[2]),
+                data=dict(event.data) if event.data is not None else None,
+                retry_ms=event.retry_ms,
+            )
+            for event in events
+        ]
         with transaction.atomic():
-            # One UPDATE, and an INSERT when it matched nothing, rather than update_or_create's locking
-            # read and savepoints: only the request that made the call (a new id) ever inserts it.
-            created = not Era2025Call.objects.filter(pk=call.id).update(**fields)
+            # Only the request that makes the call (a new id) writes the first event of its stream
+            # (era2025.shim): that save is an INSERT alone. Any other is one UPDATE, and an INSERT when it
+            # matched nothing (the call expired meanwhile), rather than update_or_create's locking read and
+            # savepoints.
+            created = any(row.seq == 1 for row in rows)
+            if not created:
+                created = not Era2025Call.objects.filter(pk=call.id).update(**fields)
             if created:
                 Era2025Call.objects.create(id=call.id, **fields)
             # Two workers may write the same events at once (both saw the page done): keep one copy.
-            rows = [
-                StreamEvent(
-                    call_id=call.id,
-                    seq=int(event.id.rpartition(":")[2]),
-                    data=dict(event.data) if event.data is not None else None,
-                    retry_ms=event.retry_ms,
-                )
-                for event in events
-            ]
             StreamEvent.objects.bulk_create(rows, ignore_conflicts=True)
         if created:
             sweep(Era2025Call.expired)
@@ -158,12 +162,20 @@ class DatabaseSessions:
         return call if call.complete else None
 
     def events_after(self, call_id: str, session_id: str, seen: int) -> Stream | None:
-        row = _first(Era2025Call.objects.filter(pk=call_id, session_id=session_id))
+        # One query when the stream has something new (each event brings its call along, as the same
+        # snapshot of both), the call alone when it has not.
+        found = list(
+            StreamEvent.objects.filter(
+                call_id=call_id, call__session_id=session_id, seq__gt=seen
+            ).select_related("call")
+        )
+        row = (
+            found[0].call if found else _first(Era2025Call.objects.filter(pk=call_id, session_id=session_id))
+        )
         if row is None:
             return None
         events = [
-            Event(id=f"{call_id}:{event.seq}", data=event.data, retry_ms=event.retry_ms)
-            for event in row.stream.filter(seq__gt=seen)
+            Event(id=f"{call_id}:{event.seq}", data=event.data, retry_ms=event.retry_ms) for event in found
         ]
         return _pending(row), events
 

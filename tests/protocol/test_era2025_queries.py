@@ -116,7 +116,7 @@ def flow_queries(server: Server) -> Iterator[tuple[str, int, list[str]]]:
 # What each request of the flow may cost, in statements sent to the database (BEGIN left out: SQLite
 # sends it, PostgreSQL's driver opens a transaction without one). The answer POST runs the form's second
 # round (its exactly-once record) and writes the call's last events.
-EXPECTED = {"initialize": 3, "initialized": 1, "tools/call": 5, "answer": 7, "GET": 3, "DELETE": 4}
+EXPECTED = {"initialize": 3, "initialized": 1, "tools/call": 4, "answer": 7, "GET": 2, "DELETE": 4}
 
 
 @override_settings(MCPFORMS={"ALLOW_ANONYMOUS": True, "SWEEP_EXPIRED": False})  # a sweep runs by chance
