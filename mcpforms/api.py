@@ -441,6 +441,9 @@ def _serve(server: Server, request: HttpRequest, auth: Sequence[Auth]) -> HttpRe
     return _challenged(request, auth, _explained(reply))
 
 
+_UNREAD = HttpResponse()
+
+
 class _Endpoint(NinjaAPI):
     """The API of one endpoint, which also answers with a trailing slash: ``/mcp/`` for ``/mcp`` is a
     common slip in a client's configuration, and Django's 404 page would tell it nothing."""
@@ -455,6 +458,12 @@ class _Endpoint(NinjaAPI):
         login_not_required(view)
         # Written as a character class: a route starting with "/" is what Django's urls.W002 warns about.
         return [*patterns, re_path(r"^[/]\Z", view, name=SLASH_ROUTE)], app_name, namespace
+
+    def create_temporal_response(self, request: HttpRequest) -> HttpResponse:
+        # django-ninja makes a response per request for a view to set headers or cookies on, and reads it
+        # only when the view returns something else than a response. The endpoint's view takes none and
+        # always returns its own, so one response, never handed out nor read, stands in for them all.
+        return _UNREAD
 
 
 def build_api(
