@@ -213,7 +213,7 @@ def http_comparison(args: argparse.Namespace, folder: Path) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--seconds", type=float, default=5, help="length of each target's turn (5)")
-    parser.add_argument("--connections", type=int, default=4, help="concurrent connections (4)")
+    parser.add_argument("--connections", type=int, default=16, help="concurrent connections (16)")
     parser.add_argument("--rounds", type=int, default=3, help="turns per target (3)")
     parser.add_argument(
         "--postgres",
