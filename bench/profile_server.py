@@ -85,7 +85,10 @@ PARTS: list[tuple[str, tuple[str, ...]]] = [
     ("mint requestState (mint_state)", ("mcpforms/protocol/context.py:RequestContext.mint_state",)),
     ("  arguments HMAC (arguments_digest)", ("mcpforms/protocol/state.py:arguments_digest",)),
     ("Django signing (django/core/signing.py)", ("django/core/signing.py:*",)),
-    ("salted_hmac (every HMAC)", ("django/utils/crypto.py:salted_hmac",)),
+    (
+        "HMACs (tokens.keyed_hmac, salted_hmac)",
+        ("mcpforms/protocol/tokens.py:keyed_hmac", "django/utils/crypto.py:salted_hmac"),
+    ),
     ("JSON decode + strict checks (jsonrpc.decode)", ("mcpforms/protocol/jsonrpc.py:decode",)),
     ("JSON encode of the reply (api._json)", ("mcpforms/api.py:_json",)),
     ("json.dumps, any", ("json/__init__.py:dumps",)),

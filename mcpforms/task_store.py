@@ -26,7 +26,6 @@ from typing import Any, TypeVar, cast
 
 from django.db import DatabaseError, IntegrityError, connections, router, transaction
 from django.utils import timezone
-from django.utils.crypto import salted_hmac
 
 from mcpforms.conf import conf
 from mcpforms.models import ToolTask, sweep, task_digest
@@ -36,7 +35,7 @@ from mcpforms.protocol.errors import INTERNAL_ERROR, ProtocolError, ToolError, u
 from mcpforms.protocol.server import server_for
 from mcpforms.protocol.state import RequestState
 from mcpforms.protocol.tasks import Ask, TaskCancelled, TaskView, Wait
-from mcpforms.protocol.tokens import signing_keys
+from mcpforms.protocol.tokens import keyed_hmac, signing_keys
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -124,7 +123,7 @@ def _task_id(flow: str | None) -> str:
     whose client must hear of the very task the first one made."""
     if flow is None:
         return secrets.token_urlsafe(32)
-    return salted_hmac(TASK_SALT, flow, secret=signing_keys()[0], algorithm="sha256").hexdigest()
+    return keyed_hmac(TASK_SALT, flow, signing_keys()[0]).hexdigest()
 
 
 # The store ------------------------------------------------------------------------------------------------
