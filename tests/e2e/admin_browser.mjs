@@ -3,6 +3,7 @@
 //
 // Logs in, opens the add-definition page, submits a field whose min is greater than its max, then corrects
 // it and saves. Prints one JSON report for test_admin_browser.py and saves screenshots in DIR.
+import { signIn, shootWhole } from './admin_pages.mjs';
 import { launchChromium } from './chromium.mjs';
 import path from 'node:path';
 
@@ -36,11 +37,7 @@ async function measure(page) {
   });
 }
 
-// The whole page, from the top: the admin's sidebar is sticky, and follows a page scrolled down.
-async function shoot(page, name) {
-  await page.evaluate(() => window.scrollTo(0, 0));
-  await page.screenshot({ path: path.join(artifacts, name), fullPage: true });
-}
+const shoot = (page, name) => shootWhole(page, path.join(artifacts, name));
 
 try {
   const context = await browser.newContext({ viewport: { width: WIDTH, height: 800 } });
@@ -57,13 +54,7 @@ try {
     if (response.status() >= 400) report.consoleErrors.push(`${response.status()} ${response.url()}`);
   });
 
-  await page.goto(`${base}/admin/login/?next=/admin/mcpforms/formdefinition/add/`);
-  await page.fill('#id_username', username);
-  await page.fill('#id_password', password);
-  await Promise.all([
-    page.waitForURL((url) => url.pathname.endsWith('/formdefinition/add/')),
-    page.click('input[type=submit]'),
-  ]);
+  await signIn(page, base, username, password, '/admin/mcpforms/formdefinition/add/');
   report.stylesheets = await page.evaluate(() => document.styleSheets.length);
   report.add = await measure(page);
   await shoot(page, 'admin-definition-1280.png');

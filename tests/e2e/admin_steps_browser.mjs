@@ -7,6 +7,7 @@
 // would: unfolding them, typing, adding another field. First saved with the condition on the wrong field,
 // it shows that error; corrected, it saves. Prints one JSON report for test_admin_steps_browser.py and
 // saves screenshots in DIR.
+import { signIn, shootWhole } from './admin_pages.mjs';
 import { launchChromium } from './chromium.mjs';
 import path from 'node:path';
 
@@ -31,10 +32,7 @@ const ROWS = [
 
 const browser = await launchChromium();
 
-async function shoot(page, name) {
-  await page.evaluate(() => window.scrollTo(0, 0));
-  await page.screenshot({ path: path.join(artifacts, name), fullPage: true });
-}
+const shoot = (page, name) => shootWhole(page, path.join(artifacts, name));
 
 // The "Step" options of row `index`, unfolded as a person unfolds them: a click on their summary.
 async function unfoldStep(page, index) {
@@ -58,13 +56,7 @@ try {
     if (response.status() >= 400) report.consoleErrors.push(`${response.status()} ${response.url()}`);
   });
 
-  await page.goto(`${base}/admin/login/?next=/admin/mcpforms/formdefinition/add/`);
-  await page.fill('#id_username', username);
-  await page.fill('#id_password', password);
-  await Promise.all([
-    page.waitForURL((url) => url.pathname.endsWith('/formdefinition/add/')),
-    page.click('input[type=submit]'),
-  ]);
+  await signIn(page, base, username, password, '/admin/mcpforms/formdefinition/add/');
 
   await page.fill('#id_name', 'trip_request');
   await page.fill('#id_title', 'Trip request');

@@ -11,6 +11,7 @@
 import { existsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { signIn, shootWhole } from './admin_pages.mjs';
 import { launchChromium } from './chromium.mjs';
 
 const config = JSON.parse(process.argv[2]);
@@ -19,9 +20,7 @@ const LIST = '/admin/mcpforms/tooltask/';
 const report = { consoleErrors: [] };
 
 async function shoot(page, name) {
-  if (!config.shots?.[name]) return;
-  await page.evaluate(() => window.scrollTo(0, 0));
-  await page.screenshot({ path: path.join(config.shots.dir, config.shots[name]), fullPage: true });
+  if (config.shots?.[name]) await shootWhole(page, path.join(config.shots.dir, config.shots[name]));
 }
 
 // What a person reads on the request's page.
@@ -66,10 +65,7 @@ try {
   });
   page.on('pageerror', (error) => report.consoleErrors.push(String(error)));
 
-  await page.goto(`${config.base}/admin/login/?next=${LIST}`);
-  await page.fill('#id_username', config.username);
-  await page.fill('#id_password', config.password);
-  await Promise.all([page.waitForURL((url) => url.pathname === LIST), page.click('input[type=submit]')]);
+  await signIn(page, config.base, config.username, config.password, LIST);
   report.listed = await page.evaluate(() =>
     [...document.querySelectorAll('#result_list tbody tr')].map((row) => {
       const cell = (name) => row.querySelector(`.field-${name}`)?.textContent.trim() ?? null;

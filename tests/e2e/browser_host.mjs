@@ -3,7 +3,7 @@
 // The host's MCP client is the TypeScript SDK v2 client, declaring MCP Apps and URL-mode elicitation. The
 // App (the form's ui:// document) runs in a sandboxed iframe of Debian's chromium, driven by playwright-core
 // (never a downloaded browser), behind ext-apps' AppBridge. Prints one JSON report for test_browser.py and
-// saves screenshots (light and dark) in DIR.
+// saves screenshots (light and dark), 1,280 px wide, in DIR.
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { build } from 'esbuild';
 import { launchChromium } from './chromium.mjs';
@@ -24,7 +24,7 @@ const DARK = {
 const report = { calls: [], urlMode: {} };
 
 const browser = await launchChromium();
-const context = await browser.newContext({ viewport: { width: 720, height: 760 } });
+const context = await browser.newContext({ viewport: { width: 1280, height: 720 } });
 
 // URL mode: the user opens the link in the browser, fills the page and comes back (spec §7.3).
 async function fillPage(url) {

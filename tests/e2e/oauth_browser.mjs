@@ -4,6 +4,7 @@
 // Signs in through the admin's login, opens each consent page (one per query string), allows the last one
 // and follows the redirect as far as the client's callback, then opens the connected assistants. Prints one
 // JSON report for test_oauth_browser.py and saves screenshots in DIR.
+import { signIn } from './admin_pages.mjs';
 import { launchChromium } from './chromium.mjs';
 import path from 'node:path';
 
@@ -35,10 +36,7 @@ try {
         report.consoleErrors.push(`${message.text()} ${where}`);
       }
     });
-    await page.goto(`${base}/admin/login/?next=/admin/`);
-    await page.fill('#id_username', username);
-    await page.fill('#id_password', password);
-    await Promise.all([page.waitForURL((url) => url.pathname === '/admin/'), page.click('input[type=submit]')]);
+    await signIn(page, base, username, password, '/admin/');
 
     for (const [index, query] of queries.entries()) {
       await page.goto(`${base}/oauth/authorize/?${query}`);

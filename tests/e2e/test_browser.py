@@ -1,5 +1,6 @@
 """The form UI and the URL-mode page in a real browser (Debian's chromium through playwright-core), hosted
-by ext-apps' AppBridge, against a real server process. Screenshots land in artifacts/ (light and dark)."""
+by ext-apps' AppBridge, against a real server process. Screenshots land in artifacts/ (light and dark),
+1,280 px wide; ``python -m tests.e2e.screenshots`` takes the docs' pictures of both from the same run."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import os
 import subprocess
 import sys
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -25,10 +27,10 @@ SECRET = "correct horse battery staple"
 pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium: make installs it")
 
 
-@pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
-    """The test project with the browser URLconf, on a fresh SQLite file, behind ``runserver``."""
-    directory = tmp_path_factory.mktemp("browser")
+@contextmanager
+def host_site(directory: Path) -> Iterator[str]:
+    """The test project with the browser URLconf, on a fresh SQLite file in ``directory``, behind
+    ``runserver``; yield its base URL. Everything it logs goes to ``directory/server.log``."""
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     database = directory / "db.sqlite3"
@@ -49,6 +51,18 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]
     env.pop("DATABASE_URL", None)
     subprocess.run([sys.executable, "manage.py", "migrate", "-v0"], cwd=ROOT, env=env, check=True)
     with running_server(directory / "runserver.log", env=env, port=port):
+        yield base
+
+
+def host_report(base: str, artifacts: Path) -> dict[str, Any]:
+    """What ``browser_host.mjs`` saw of the site at ``base``; its screenshots go to ``artifacts``."""
+    return node_report("browser_host.mjs", base, str(artifacts), timeout=120)
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
+    directory = tmp_path_factory.mktemp("browser")
+    with host_site(directory) as base:
         yield base, directory
 
 
@@ -57,7 +71,7 @@ def report(site: tuple[str, Path]) -> dict[str, Any]:
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     for old in ARTIFACTS.glob("*.png"):
         old.unlink()
-    return node_report("browser_host.mjs", site[0], str(ARTIFACTS), timeout=120)
+    return host_report(site[0], ARTIFACTS)
 
 
 def test_the_host_finds_the_form_ui_and_the_app_only_submit_tool(report):
@@ -100,10 +114,12 @@ def test_the_host_theme_applies(report):
     assert report["darkBackground"] == "rgb(21, 23, 28)"  # the host's --color-background-primary
 
 
-def test_screenshots_light_and_dark(report):
+def test_screenshots_light_and_dark_at_1280_px(report):
     for name in ("app-light", "app-dark", "app-dark-done", "url-mode-light", "url-mode-dark"):
         shot = ARTIFACTS / f"{name}.png"
         assert shot.exists() and shot.stat().st_size > 5000, name
+        width = int.from_bytes(shot.read_bytes()[16:20], "big")  # the PNG header's IHDR width
+        assert width == 1280, (name, width)
 
 
 def test_url_mode_in_the_browser(report, site):

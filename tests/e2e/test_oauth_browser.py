@@ -1,12 +1,14 @@
 """The consent page and the connected-assistants page in a real browser (Debian's chromium through
 playwright-core) against a real server, at 1,280 × 800 and at a phone's width: the page fits, the warning
 for an app on this computer shows, and Allow sends the browser on to the client's callback (no CSP
-``form-action`` in the way). Screenshots land in artifacts/oauth/."""
+``form-action`` in the way). Screenshots land in artifacts/oauth/; ``python -m tests.e2e.screenshots``
+takes the docs' picture of the consent page from the same run."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
@@ -66,9 +68,10 @@ def authorize_query(client_id: str, redirect: str, port: int) -> str:
     )
 
 
-@pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, int]]:
-    directory = tmp_path_factory.mktemp("oauth-browser")
+@contextmanager
+def consent_site(directory: Path) -> Iterator[tuple[str, int]]:
+    """The test project as an authorization server with the clients of ``SETUP``, on a fresh SQLite file in
+    ``directory``, behind ``runserver``; yield its base URL and port."""
     port = free_port()
     settings = (
         f"MCPFORMS = {{'AUTHENTICATION': ['mcpforms.oauth.OAuth2Auth'], 'BASE_URL': 'http://127.0.0.1:{port}'}}\n"
@@ -81,12 +84,9 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, int]]:
         yield url, port
 
 
-@pytest.fixture(scope="module")
-def report(site: tuple[str, int]) -> dict[str, Any]:
-    base, port = site
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    for old in ARTIFACTS.glob("*.png"):
-        old.unlink()
+def consent_report(base: str, port: int, artifacts: Path) -> dict[str, Any]:
+    """What ``oauth_browser.mjs`` saw of the site at ``base`` signed in as ada: the consent page of each
+    client (Claude first), then Allow on the last one; its screenshots go to ``artifacts``."""
     queries = [
         authorize_query(
             "https://claude.ai/oauth/mcp-oauth-client-metadata",
@@ -97,7 +97,21 @@ def report(site: tuple[str, int]) -> dict[str, Any]:
         authorize_query("cursor-client", "cursor://anysphere.cursor-mcp/oauth/callback", port),
         authorize_query("local-client", "http://127.0.0.1:8976/callback", port),
     ]
-    return node_report("oauth_browser.mjs", base, USERNAME, PASSWORD, str(ARTIFACTS), *queries, timeout=180)
+    return node_report("oauth_browser.mjs", base, USERNAME, PASSWORD, str(artifacts), *queries, timeout=180)
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, int]]:
+    with consent_site(tmp_path_factory.mktemp("oauth-browser")) as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def report(site: tuple[str, int]) -> dict[str, Any]:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    for old in ARTIFACTS.glob("*.png"):
+        old.unlink()
+    return consent_report(*site, ARTIFACTS)
 
 
 def test_nothing_fails_in_the_pages(report):

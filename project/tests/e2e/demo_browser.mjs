@@ -4,6 +4,7 @@
 // through the page (an invalid address first), signs in to the admin as staff, opens a ticket and fills a
 // password form on its URL-mode page, all through the page's own buttons. Prints one JSON report for
 // test_demo_browser.py and saves screenshots in DIR.
+import { signIn } from '../../../tests/e2e/admin_pages.mjs';
 import { launchChromium } from '../../../tests/e2e/chromium.mjs';
 import path from 'node:path';
 
@@ -75,10 +76,7 @@ try {
   await home.emulateMedia({ colorScheme: 'light' });
 
   // Sign in to the admin with the demo login, and come back.
-  await home.goto(`${base}/admin/login/?next=/`);
-  await home.fill('#id_username', 'staff');
-  await home.fill('#id_password', 'mcpforms-demo');
-  await Promise.all([home.waitForURL(`${base}/`), home.click('input[type=submit]')]);
+  await signIn(home, base, 'staff', 'mcpforms-demo', '/');
   report.signedIn = (await home.locator('.who').textContent()).replace(/\s+/g, ' ').trim();
   report.staffGates = await home.locator('.gate').count();
   await home.screenshot({ path: shot('home-staff') });

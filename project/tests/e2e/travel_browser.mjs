@@ -6,6 +6,7 @@
 // (passport asked; a return date before the departure asked again with Django's message), a domestic
 // trip (passport skipped), and a call declined at its second step. Prints one JSON report for
 // test_travel_browser.py and saves screenshots in DIR.
+import { signIn } from '../../../tests/e2e/admin_pages.mjs';
 import { launchChromium } from '../../../tests/e2e/chromium.mjs';
 import path from 'node:path';
 
@@ -28,10 +29,7 @@ try {
   page.on('response', (response) => {
     if (response.status() >= 400) report.consoleErrors.push(`${response.status()} ${response.url()}`);
   });
-  await page.goto(`${base}/admin/login/?next=/`);
-  await page.fill('#id_username', 'staff');
-  await page.fill('#id_password', 'mcpforms-demo');
-  await Promise.all([page.waitForURL(`${base}/`), page.click('input[type=submit]')]);
+  await signIn(page, base, 'staff', 'mcpforms-demo', '/');
 
   const card = page.locator('#tool-travel_request');
   const button = card.locator('button[type=submit]');
