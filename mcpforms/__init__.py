@@ -1,6 +1,6 @@
 """Turn Django forms into MCP tools. The public API: what a project's ``mcp_tools.py`` and its own tools
-need. The few other public names live in the modules the README's "The public API" lists
-(``tests/test_public_api.py`` holds both to it); everything else is internal.
+need. The few other public names live in the modules the API reference lists (``docs/reference/api.md``;
+``tests/test_public_api.py`` holds both to it); everything else is internal.
 
 The names load on first use (PEP 562), so ``import mcpforms.schema`` brings in the schema and what it
 needs, not the registry, the protocol core and pydantic.

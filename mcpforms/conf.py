@@ -2,7 +2,8 @@
 
 A row names the key's default, what a valid value is, the check id that reports any other value, and one
 line of help. From the rows come the accessor (``conf.STATE_MAX_AGE``), the value checks
-(``mcpforms.checks``) and the settings reference in the README (``python -m mcpforms.conf`` prints it).
+(``mcpforms.checks``) and the settings reference of the documentation, ``docs/reference/settings.md``
+(``python -m mcpforms.conf`` prints it, ``--write`` puts it there).
 
 Values are read from Django's settings on first use and kept until the setting changes: the endpoint reads
 several of them on every request, and ``setting_changed`` (which ``override_settings`` sends) clears them,
@@ -28,7 +29,7 @@ T = TypeVar("T")
 
 
 class Section(Enum):
-    """A heading of the settings reference (unique in the README, where it is an anchor); each check of the
+    """A heading of the settings reference (unique on its page, where it is an anchor); each check of the
     settings' values reports the rows of some sections."""
 
     SIGNING = "Signing and forms"
@@ -223,6 +224,7 @@ class Setting(Generic[T]):
         help: str,
         hint: str | None = None,
         bounds: Bounds | None = None,
+        related: tuple[str, ...] = (),
     ) -> None:
         self.default = default
         self.kind = kind
@@ -231,6 +233,8 @@ class Setting(Generic[T]):
         self.help = help
         self.hint = hint if hint is not None else f"Remove it to use the default, {default!r}."
         self.bounds = bounds
+        # Checks besides the value's own that report on this setting (with others, or with the project).
+        self.related = related
 
     def __set_name__(self, owner: type, name: str) -> None:
         self.name = name
@@ -280,6 +284,7 @@ class Conf:
         check="mcpforms.E004",
         section=Section.SIGNING,
         help="Earlier values of `STATE_KEY`, still accepted while it is rotated.",
+        related=("mcpforms.W002",),
     )
     # A ModelChoiceField with more rows than this cannot become a select list an assistant can show.
     MAX_MODEL_CHOICES: Setting[int] = Setting(
@@ -349,6 +354,7 @@ class Conf:
         "`mcpforms.session_stores.CacheSessions` keeps them in Django's `default` cache.",
         hint="mcpforms.session_stores.DatabaseSessions (the default) or "
         "mcpforms.session_stores.CacheSessions.",
+        related=("mcpforms.E015",),
     )
     SESSION_MAX_AGE: Setting[int] = Setting(
         86400,
@@ -420,6 +426,7 @@ class Conf:
         section=Section.URL_MODE,
         help="The site's public address: URL-mode links point there, and OAuth tokens are bound to it.",
         hint="The site's own address, such as 'https://forms.example.com', with no query string.",
+        related=("mcpforms.W201", "mcpforms.W202", "mcpforms.W103", "mcpforms.E305"),
     )
 
     # Limits on what a client may send (and make the server carry), each refused with a clear answer.
@@ -431,6 +438,7 @@ class Conf:
         check="mcpforms.E011",
         section=Section.LIMITS,
         help="The largest request body; a larger one is answered 413.",
+        related=("mcpforms.E013",),
     )
     # Deeper than any MCP message needs, shallow enough for every recursion after the edge (validation,
     # digests, storage) to stay far from Python's recursion limit.
@@ -457,6 +465,7 @@ class Conf:
         check="mcpforms.E011",
         section=Section.LIMITS,
         help="The most characters in any one JSON string of a request, keys included; longer is `-32602`.",
+        related=("mcpforms.E013",),
     )
     # A form an assistant can walk a person through, and a bounded schema.
     MAX_FORM_FIELDS: Setting[int] = Setting(
@@ -466,6 +475,7 @@ class Conf:
         section=Section.LIMITS,
         help="The most fields of one form tool: a tool with more is not served (`mcpforms.E406`), and the "
         "admin refuses to save such a form.",
+        related=("mcpforms.E406",),
     )
     # A client answering badly forever stops somewhere.
     MAX_ROUNDS: Setting[int] = Setting(
@@ -474,6 +484,7 @@ class Conf:
         check="mcpforms.E011",
         section=Section.LIMITS,
         help="The most times one flow asks the user; then an `isError` result says to start over.",
+        related=("mcpforms.W413",),
     )
     # The answers a requestState carries travel in every later request.
     MAX_STATE_BYTES: Setting[int] = Setting(
@@ -482,6 +493,7 @@ class Conf:
         check="mcpforms.E011",
         section=Section.LIMITS,
         help="The largest requestState: echoed longer is `-32602`, minted longer an `isError` result.",
+        related=("mcpforms.E013",),
     )
 
     # Who may call the endpoint (mcpforms.auth, mcpforms.oauth)
@@ -514,6 +526,7 @@ class Conf:
         check="mcpforms.E303",
         section=Section.AUTH,
         help="The scopes every OAuth access token must carry; `[]` requires none.",
+        related=("mcpforms.W302",),
     )
     # By default only a token for the endpoint itself ("https://site.example/mcp") counts.
     OAUTH_ACCEPT_ORIGIN_AUDIENCE: Setting[bool] = Setting(
@@ -541,6 +554,7 @@ class Conf:
         help="The hosts whose client ID metadata documents the server fetches, in `ALLOWED_HOSTS` syntax, "
         'or `"*"` for any public host.',
         hint="ALLOWED_HOSTS syntax: ['claude.ai', 'claude.com', 'chatgpt.com', '.example.com'].",
+        related=("mcpforms.W322",),
     )
     OAUTH_CIMD_PINNED: Setting[dict[str, dict[str, Any]] | None] = Setting(
         None,
@@ -551,6 +565,7 @@ class Conf:
         "copies of claude.ai's, Claude Code's and ChatGPT's, `{}` none.",
         hint="None uses mcpforms' own copies, {} none; otherwise {client_id: document}, each document the "
         "JSON its https client_id URL serves.",
+        related=("mcpforms.W322",),
     )
     # How Claude (without CIMD), Cursor, mcp-remote, VS Code and the Inspector sign up, anonymously.
     OAUTH_DCR: Setting[bool] = Setting(
@@ -559,6 +574,7 @@ class Conf:
         check="mcpforms.E313",
         section=Section.OAUTH_DCR,
         help="Dynamic client registration; False answers 404 at the registration endpoint.",
+        related=("mcpforms.W325",),
     )
     # Hosted assistants register every user's connection from a few cloud addresses (Claude twice per
     # connect), so this is generous; the cap below is what bounds storage.
@@ -595,6 +611,7 @@ class Conf:
         "never are.",
         hint="e.g. ['cursor'] for Cursor's cursor:// callback. https and loopback http are always allowed; "
         "javascript:, data: and file: never are.",
+        related=("mcpforms.W324",),
     )
 
     # Tasks (the 2026-07-28 tasks extension; mcpforms.task_store, approvals)
@@ -607,9 +624,10 @@ class Conf:
         ),
         check="mcpforms.E017",
         section=Section.TASKS,
-        help="Where the default server's tasks live; None serves no tasks (and `server/discover` offers "
-        "no tasks extension).",
+        help="Where tasks live, for every server built without a store of its own (`Server(tasks=...)`); "
+        "None serves no tasks (and `server/discover` offers no tasks extension).",
         hint="mcpforms.task_store.DatabaseTasks (the default), or None for no tasks.",
+        related=("mcpforms.E410",),
     )
     # A decision by staff may take days: a request waits a week before nobody may approve it any more.
     TASK_TTL: Setting[int] = Setting(
@@ -679,6 +697,10 @@ setting_changed.connect(_forget, dispatch_uid="mcpforms.conf")
 
 # The reference ---------------------------------------------------------------------------------------------
 
+# What encloses the generated reference on its page (MyST comments: the page shows neither line).
+REFERENCE_START = "% settings-reference:start (generated: python -m mcpforms.conf --write PAGE)"
+REFERENCE_END = "% settings-reference:end"
+
 
 def _shown(value: object) -> str:
     if isinstance(value, int) and not isinstance(value, bool) and value >= 10_000:
@@ -686,28 +708,63 @@ def _shown(value: object) -> str:
     return f"`{value!r}`"
 
 
-def _cell(words: str) -> str:
-    return words.replace("|", "\\|")
+def _type_of(name: str) -> str:
+    """The Python type a row is declared with: ``Setting[int | None]`` → ``int | None``."""
+    annotation = str(Conf.__annotations__[name])
+    return annotation.removeprefix("Setting[").removesuffix("]")
+
+
+def _check_link(check_id: str) -> str:
+    # Each id is an explicit target of the checks page, labelled with the id itself.
+    return f"{{ref}}`{check_id}`"
+
+
+def _entry(row: Setting[Any]) -> list[str]:
+    checks = [row.check, *([row.bounds.check] if row.bounds else []), *row.related]
+    lines = [f"### `{row.name}`", "", row.help, ""]
+    lines.append(f":Type: `{_type_of(row.name)}`")
+    lines.append(f":Default: {_shown(row.default)}")
+    lines.append(f":Valid: {row.kind.expects}" + (f"; {row.bounds.says}" if row.bounds else ""))
+    lines.append(":Checks: " + ", ".join(_check_link(check) for check in dict.fromkeys(checks)))
+    return [*lines, ""]
 
 
 def reference(rows: Iterable[Setting[Any]] | None = None) -> str:
-    """The settings reference as Markdown: a table per section, a row per setting."""
+    """The settings reference as MyST Markdown: a ``##`` heading per section and a ``###`` heading per
+    setting, with its help, type, default, valid values and the checks that report on it."""
     chosen = list(SETTINGS.values() if rows is None else rows)
     lines: list[str] = []
     for section in Section:
         in_section = [row for row in chosen if row.section is section]
         if not in_section:
             continue
-        lines += [f"#### {section.value}", "", "| setting | default | a valid value | what it does | check |"]
-        lines.append("| --- | --- | --- | --- | --- |")
+        lines += [f"## {section.value}", ""]
         for row in in_section:
-            valid = row.kind.expects + (f"; {row.bounds.says}" if row.bounds else "")
-            checks = f"`{row.check}`" + (f", `{row.bounds.check}`" if row.bounds else "")
-            cells = [f"`{row.name}`", _shown(row.default), valid, row.help, checks]
-            lines.append("| " + " | ".join(_cell(cell) for cell in cells) + " |")
-        lines.append("")
-    return "\n".join(lines) + "\n"
+            lines += _entry(row)
+    return "\n".join(lines)
+
+
+def write_reference(page: str) -> None:
+    """Replace the reference between its markers on ``page`` (a path) with what the rows render."""
+    with open(page, encoding="utf-8") as file:
+        text = file.read()
+    before, found, rest = text.partition(REFERENCE_START + "\n")
+    _, ended, after = rest.partition(REFERENCE_END)
+    if not (found and ended):
+        raise SystemExit(f"{page} has no {REFERENCE_START!r} … {REFERENCE_END!r} block")
+    with open(page, "w", encoding="utf-8") as file:
+        file.write(before + found + reference() + ended + after)
+
+
+def main(argv: list[str]) -> None:
+    """``python -m mcpforms.conf`` prints the reference; ``--write PAGE`` puts it on PAGE."""
+    if argv[:1] == ["--write"] and len(argv) == 2:
+        write_reference(argv[1])
+    elif not argv:
+        print(reference(), end="")
+    else:
+        raise SystemExit("usage: python -m mcpforms.conf [--write PAGE]")
 
 
 if __name__ == "__main__":
-    print(reference(), end="")
+    main(sys.argv[1:])

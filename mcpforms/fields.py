@@ -461,7 +461,7 @@ def fields_for_model(
     return fields_for_form(form_class)
 
 
-# The public names (the README's "The public API"); the rest serve the package's other modules.
+# The public names (docs/reference/api.md); the rest serve the package's other modules.
 __all__ = [
     "AutoFormField",
     "FieldType",

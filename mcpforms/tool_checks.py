@@ -199,8 +199,8 @@ def field_errors(form_class: type[forms.BaseForm], *, obj: object = None) -> lis
         Error(
             f"{form_class.__name__}.{name}: {type(form_field).__name__} has no mapping; register one "
             "with mcpforms.fields.register_converter",
-            hint="Valid choices: the field classes of the README's field table and their subclasses, or "
-            "a class you map with @mcpforms.fields.register_converter.",
+            hint="Valid choices: the field classes of the field table in docs/reference/fields.md and their "
+            "subclasses, or a class you map with @mcpforms.fields.register_converter.",
             obj=obj,
             id="mcpforms.E405",
         )
@@ -209,5 +209,5 @@ def field_errors(form_class: type[forms.BaseForm], *, obj: object = None) -> lis
     ]
 
 
-# The public names (the README's "The public API"); the rest serve the package's other modules.
+# The public names (docs/reference/api.md); the rest serve the package's other modules.
 __all__ = ["FormToolChecks"]

@@ -130,6 +130,7 @@ class FormTool:
     Options are read where they are needed, through the ``get_*`` methods, and never rewritten: a bad
     one is a system check (``checks_class``), not an exception."""
 
+    #: The Django form (a ``Form`` or a ``ModelForm``) the tool asks for and validates with.
     form_class: type[forms.BaseForm]
     #: The tool's name; empty means the form's (``SignupForm`` → ``signup``).
     name: str = ""
@@ -149,7 +150,9 @@ class FormTool:
     permission: str | None = _DEFAULT_PERMISSION
     #: A ModelForm tool that changes the object named by the ``lookup`` argument instead of adding one.
     update: bool = False
+    #: The field an update looks the object up by, passed as an argument of the same name.
     lookup: str = "pk"
+    #: The tool's ``outputSchema``, for a handler that returns ``structuredContent``; None for none.
     output_schema: Mapping[str, Any] | None = None
     #: The tool's annotations; by default what the default handler does (see ``default_annotations``).
     annotations: Mapping[str, Any] | None = None
@@ -412,5 +415,5 @@ _OPTIONS = (
 )
 _CALLABLES = ("handler", "queryset", "form_kwargs")
 
-# The public names (the README's "The public API"); the rest serve the package's other modules.
+# The public names (docs/reference/api.md); the rest serve the package's other modules.
 __all__ = ["FormTool", "RegistrationError"]

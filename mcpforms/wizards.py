@@ -326,5 +326,5 @@ def _check_unique_fields(owner: str, steps: Mapping[str, Any]) -> None:
             )
 
 
-# The public names (the README's "The public API"); the rest serve the package's other modules.
+# The public names (docs/reference/api.md); the rest serve the package's other modules.
 __all__ = ["WizardTool"]  # register_wizard is mcpforms.registry's, as register is

@@ -8,18 +8,17 @@ import pytest
 from django.conf import settings
 from django.test import override_settings
 
-from mcpforms.conf import DEFAULTS, SETTINGS, conf, reference
+from mcpforms.conf import DEFAULTS, REFERENCE_END, REFERENCE_START, SETTINGS, conf, reference, write_reference
 
 ROOT = Path(__file__).resolve().parent.parent
-START = "<!-- settings-reference:start (generated: python -m mcpforms.conf) -->\n"
-END = "<!-- settings-reference:end -->"
+SETTINGS_PAGE = ROOT / "docs" / "reference" / "settings.md"
 
 
 def test_defaults_apply_without_a_setting():
     assert DEFAULTS["STATE_MAX_AGE"] == conf.STATE_MAX_AGE
 
 
-def test_settings_are_read_on_every_access():
+def test_a_setting_changed_by_override_settings_is_read_again():
     with override_settings(MCPFORMS={"STATE_MAX_AGE": 5}):
         assert conf.STATE_MAX_AGE == 5
     assert DEFAULTS["STATE_MAX_AGE"] == conf.STATE_MAX_AGE
@@ -61,11 +60,24 @@ def test_every_default_is_a_value_its_own_row_accepts(name):
     assert row.help.endswith(".") and "\n" not in row.help
 
 
-def test_the_readme_reference_is_what_the_rows_render():
-    readme = (ROOT / "README.md").read_text()
-    assert readme.count(START) == readme.count(END) == 1
-    block = readme.split(START)[1].split(END)[0]
-    assert block == reference(), "regenerate it: python -m mcpforms.conf, between the markers in README.md"
+def test_the_settings_page_is_what_the_rows_render():
+    text = SETTINGS_PAGE.read_text()
+    assert text.count(REFERENCE_START) == text.count(REFERENCE_END) == 1
+    block = text.split(REFERENCE_START + "\n")[1].split(REFERENCE_END)[0]
+    assert block == reference(), (
+        "docs/reference/settings.md is not what the rows of mcpforms/conf.py render; regenerate it: "
+        "python -m mcpforms.conf --write docs/reference/settings.md"
+    )
+
+
+def test_writing_the_reference_replaces_only_what_is_between_the_markers(tmp_path):
+    page = tmp_path / "settings.md"
+    page.write_text(f"# Settings\n\n{REFERENCE_START}\nstale\n{REFERENCE_END}\n\nAfter.\n")
+    write_reference(str(page))
+    assert page.read_text() == f"# Settings\n\n{REFERENCE_START}\n{reference()}{REFERENCE_END}\n\nAfter.\n"
+    page.write_text("# No markers\n")
+    with pytest.raises(SystemExit, match="no '% settings-reference:start"):
+        write_reference(str(page))
 
 
 def test_the_reference_has_a_row_per_setting_and_prints_from_the_command_line():
@@ -73,7 +85,9 @@ def test_the_reference_has_a_row_per_setting_and_prints_from_the_command_line():
         [sys.executable, "-m", "mcpforms.conf"], cwd=ROOT, capture_output=True, text=True, check=True
     ).stdout
     assert printed == reference()
-    assert sorted(line.split("`")[1] for line in printed.splitlines() if line.startswith("| `")) == sorted(
-        SETTINGS
-    )
-    assert "| `MAX_JSON_DEPTH` | `64` | a positive integer; 16 to half of Python's recursion limit" in printed
+    assert [line.split("`")[1] for line in printed.splitlines() if line.startswith("### `")] == list(SETTINGS)
+    depth = printed.split("### `MAX_JSON_DEPTH`")[1].split("###")[0]
+    assert ":Type: `int`\n:Default: `64`\n" in depth
+    assert ":Valid: a positive integer; 16 to half of Python's recursion limit" in depth
+    assert ":Checks: {ref}`mcpforms.E011`, {ref}`mcpforms.E012`\n" in depth
+    assert "{ref}`mcpforms.E013`" in printed.split("### `MAX_STATE_BYTES`")[1].split("###")[0]

@@ -1,5 +1,6 @@
-"""The public surface, pinned: ``mcpforms.__all__``, the README's "The public API" table, and what importing
-``mcpforms`` costs. A name added to or dropped from either is a decision, made here on purpose."""
+"""The public surface, pinned: ``mcpforms.__all__``, the table of public modules and the autodoc entries of
+the API reference (``docs/reference/``), and what importing ``mcpforms`` costs. A name added to or dropped
+from any of them is a decision, made here on purpose."""
 
 from __future__ import annotations
 
@@ -14,7 +15,12 @@ import pytest
 import mcpforms
 
 ROOT = Path(__file__).resolve().parent.parent
+REFERENCE = ROOT / "docs" / "reference"
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# An autodoc entry of a page: ``.. autofunction:: mcpforms.register`` in an ``{eval-rst}`` block.
+AUTODOC = re.compile(
+    r"^\.\. auto(?:function|class|exception|data|attribute|decorator):: ([\w.]+)", re.MULTILINE
+)
 
 PUBLIC = [
     "AutoFormField",
@@ -37,8 +43,8 @@ PUBLIC = [
 
 
 def documented() -> dict[str, list[str]]:
-    """The README's table of public modules and names: ``{module: [name, ...]}``."""
-    section = (ROOT / "README.md").read_text().split("\n## The public API\n", 1)[1].split("\n## ", 1)[0]
+    """The API reference's table of public modules and names: ``{module: [name, ...]}``."""
+    section = (REFERENCE / "api.md").read_text().split("\n## Public modules\n", 1)[1].split("\n## ", 1)[0]
     table: dict[str, list[str]] = {}
     for row in re.findall(r"^\| `(mcpforms[\w.]*)` \| (.*) \|$", section, flags=re.MULTILINE):
         module, names = row
@@ -46,9 +52,40 @@ def documented() -> dict[str, list[str]]:
     return table
 
 
+def autodoc_entries() -> list[str]:
+    """What the reference pages document with autodoc, as the dotted names they give."""
+    return [name for page in sorted(REFERENCE.glob("*.md")) for name in AUTODOC.findall(page.read_text())]
+
+
 def test_the_package_exports_exactly_the_public_names():
     assert mcpforms.__all__ == PUBLIC
     assert documented()["mcpforms"] == PUBLIC
+
+
+def test_the_api_page_documents_exactly_what_the_package_exports():
+    entries = AUTODOC.findall((REFERENCE / "api.md").read_text())
+    of_the_package = [name.removeprefix("mcpforms.") for name in entries if name.count(".") == 1]
+    assert len(of_the_package) == len(set(of_the_package)), "a name is documented twice"
+    assert {
+        "not documented": set(PUBLIC) - set(of_the_package),
+        "not exported": set(of_the_package) - set(PUBLIC),
+    } == {
+        "not documented": set(),
+        "not exported": set(),
+    }
+
+
+def test_every_name_of_the_table_has_an_autodoc_entry():
+    # A name the package re-exports is documented once, under ``mcpforms``.
+    entries = set(autodoc_entries())
+    missing = [
+        f"{module}.{name}"
+        for module, names in documented().items()
+        for name in names
+        if f"{module}.{name}" not in entries
+        and not (name in PUBLIC and getattr(mcpforms, name) is getattr(import_module(module), name))
+    ]
+    assert missing == []
 
 
 def test_each_public_name_imports_from_the_package_and_is_listed_by_dir():

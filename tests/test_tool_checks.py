@@ -82,7 +82,7 @@ def test_a_tool_with_good_options_passes():
             {},
             "mcpforms.E405",
             "OddForm.odd: Odd has no mapping; register one with mcpforms.fields.register_converter",
-            "Valid choices: the field classes of the README's field table",
+            "Valid choices: the field classes of the field table in docs/reference/fields.md",
         ),
         (
             SignupForm,

@@ -1,5 +1,5 @@
-"""The system checks of mcpforms, one module per concern. Each id is stable, has its own test, and is in the
-README; a setting's value is checked as its row in ``mcpforms.conf`` says.
+"""The system checks of mcpforms, one module per concern. Each id is stable, has its own test, and has an
+entry in ``docs/reference/checks.md``; a setting's value is checked as its row in ``mcpforms.conf`` says.
 
 Importing this package registers every check (``McpFormsConfig.ready`` does).
 """
