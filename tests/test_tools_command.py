@@ -106,7 +106,7 @@ def tools() -> Iterator[None]:
     register(SignupForm, name="cmd_confirm", ask="always")
     register(SignupForm, name="cmd_form_only", path="form")
     yield
-    for name in (*NAMES, "cmd_prompt", "cmd_trip_view"):
+    for name in (*NAMES, "cmd_prompt", "cmd_trip_view", "cmd_bad_ask"):
         registry_for(default_server).unregister(name)
 
 

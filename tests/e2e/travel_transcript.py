@@ -1,6 +1,6 @@
 """What a real client is asked and what it answers, round by round, on the demo's multi-step
-``travel_request``, on its two paths: the docs' wizard transcript (docs/wizard-transcript.txt, quoted in
-the README's "Multi-step forms"). ``python -m tests.e2e.screenshots`` writes it with the other pictures
+``travel_request``, on its two paths: the docs' wizard transcript (docs/wizard-transcript.txt, which
+docs/howto/wizards.md includes). ``python -m tests.e2e.screenshots`` writes it with the other pictures
 and transcripts of the docs; this module alone, without a browser:
 
     .venv/bin/python -m tests.e2e.travel_transcript

@@ -3,8 +3,8 @@ browser (Debian's chromium through playwright-core), whose client declares MCP A
 staff user, against the demo under ``runserver``. A user walks both paths in the App (travel_app_host.mjs):
 abroad, with Back to the first step and a return date the form refuses; at home, where the passport step
 never comes. What the server stored is read from the demo's database. Screenshots land in
-artifacts/travel-app/, 1,280 px wide; with ``MCPFORMS_DOCS_IMAGES=1`` the passport step's is also the
-README's docs/images/wizard-app-step.png."""
+artifacts/travel-app/, 1,280 px wide; with ``MCPFORMS_DOCS_IMAGES=1`` the passport step's is also
+docs/images/wizard-app-step.png, which docs/howto/wizards.md shows."""
 
 from __future__ import annotations
 
