@@ -28,25 +28,13 @@ from mcpforms import stdio
 from mcpforms.management.commands.mcpforms_stdio import Command
 from mcpforms.protocol import Server
 from tests import wire
+from tests.docs_examples import example
 
 ROOT = Path(__file__).resolve().parent.parent
 
-# The README's desktop-host configuration (claude_desktop_config.json), word for word.
 # The in-process tests handle each message as Django handles a request, checking its database
 # connections before and after.
 pytestmark = pytest.mark.django_db
-
-DESKTOP_CONFIG = """
-{
-  "mcpServers": {
-    "mysite-forms": {
-      "command": "/path/to/.venv/bin/python",
-      "args": ["/path/to/manage.py", "mcpforms_stdio", "--user", "alice"],
-      "env": {"DJANGO_SETTINGS_MODULE": "mysite.settings"}
-    }
-  }
-}
-"""
 
 # A tool only a user with a permission sees, answering with who called; it prints, as careless code does,
 # reports progress and logs, so the tests see where each of those goes.
@@ -187,7 +175,8 @@ def test_the_python_client_fills_a_form_over_stdio_in_each_era(project, mode, ve
 
 @pytest.mark.parametrize("mode", ["2026-07-28", "legacy"])
 def test_the_desktop_config_snippet_starts_a_server_acting_as_its_user(project, mode):
-    entry = json.loads(DESKTOP_CONFIG)["mcpServers"]["mysite-forms"]
+    # docs/howto/clients/desktop-hosts.md's claude_desktop_config.json, word for word.
+    entry = json.loads(example("desktop-stdio-config"))["mcpServers"]["mysite-forms"]
     manage, *args = entry["args"]
     assert Path(manage).name == "manage.py" and set(entry["env"]) == {"DJANGO_SETTINGS_MODULE"}
     options = Command().create_parser("manage.py", "mcpforms_stdio").parse_args(args[1:])

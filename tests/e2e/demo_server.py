@@ -54,7 +54,7 @@ class DemoServer:
 
     @cached_property
     def token(self) -> str:
-        """A personal access token of the demo's staff user, made as the README says."""
+        """A personal access token of the demo's staff user, made as docs/tutorials/demo.md says."""
         return self.manage("mcpforms_token", "create", "staff", "--quiet").strip()
 
     def rows(self, sql: str, *params: object) -> list[tuple[object, ...]]:

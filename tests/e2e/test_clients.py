@@ -1,16 +1,18 @@
-"""The clients the README's "Connect your client" section names, each run as its users run it against a
-real demo server: list the tools, file a ticket as the staff user with every argument given (then read it
-back from the database), and, where the client can ask its user, file one whose missing details the
-client's elicitation handler supplies.
+"""The clients of docs/howto/clients/, each run as its users run it against a real demo server: the page's
+own code or commands, fetched by name, with only the demo's address (and the token a user pastes) put in.
+Each lists the tools or files a ticket as the staff user, and the test reads the ticket back from the
+database; where the client can ask its user, the page's handler supplies the missing details.
 
-The official Python client, ``fastmcp`` and the TypeScript SDK (v1 and v2) are proved in
-``test_demo_tools.py`` and ``test_era2025_clients.py``; this module covers every other client."""
+Beside the pages' examples, the claims the pages make of each client (the era it negotiates, what it does
+when nobody can be asked) are checked here with the client's own options. The TypeScript SDK's 2025-era
+defaults are in ``test_era2025_clients.py``."""
 
 from __future__ import annotations
 
 import asyncio
 import json
 import os
+import re
 import secrets
 import shutil
 import subprocess
@@ -29,51 +31,18 @@ from mcp.client.stdio import stdio_client
 from pydantic_ai.mcp import MCPToolset
 
 from tests.conformance.run import NODE_BIN, ROOT, free_port, stop_process
+from tests.docs_examples import example
 from tests.e2e.demo_server import DEMO_TOOLS, DemoServer, demo_server
 from tests.e2e.node import node_report
+from tests.e2e.terminal import matches, piped
 
 ARTIFACTS = Path(os.environ.get("MCPFORMS_ARTIFACTS", ROOT / "artifacts")) / "clients"
 CHROMIUM = Path("/usr/bin/chromium")
-README_URL = "http://127.0.0.1:8000/mcp"
+# The demo's address under `make run`, as every page writes it; the tests put their server's in its place.
+DOCS_URL = "http://127.0.0.1:8000/mcp"
 TOKEN_PLACEHOLDER = "mcpf_your_token_here"
-
-# What a desktop host that starts MCP servers as commands (Claude Desktop's claude_desktop_config.json;
-# Cursor and Windsurf take the same shape) needs to reach the endpoint: mcp-remote, a stdio-to-HTTP
-# bridge. The README shows this text as it is. No argument holds a space, since some hosts split them;
-# mcp-remote itself replaces ${AUTH_HEADER} with the variable from "env".
-DESKTOP_CONFIG = """\
-{
-  "mcpServers": {
-    "mcpforms": {
-      "command": "npx",
-      "args": [
-        "-y",
-        "mcp-remote@0.15.1",
-        "http://127.0.0.1:8000/mcp",
-        "--header",
-        "Authorization:${AUTH_HEADER}"
-      ],
-      "env": {
-        "AUTH_HEADER": "Bearer mcpf_your_token_here"
-      }
-    }
-  }
-}
-"""
-
-# One 2026-07-28 tools/call by hand, as the README shows it: anyone may call the demo's signup.
-CURL_SIGNUP = """\
-curl -sS http://127.0.0.1:8000/mcp \\
-  -H 'Content-Type: application/json' \\
-  -H 'Accept: application/json, text/event-stream' \\
-  -H 'MCP-Protocol-Version: 2026-07-28' \\
-  -H 'Mcp-Method: tools/call' \\
-  -H 'Mcp-Name: signup' \\
-  -d '{"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-       "params": {"name": "signup", "arguments": {"email": "ada@example.com", "plan": "pro"},
-                  "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
-                            "io.modelcontextprotocol/clientCapabilities": {}}}}'
-"""
+# What the pages' examples file: create_ticket with only the subject, the rest answered by the user.
+LIFT = ("Lift stuck", "The lift is stuck on floor 3.", "high")
 
 
 @pytest.fixture(scope="module")
@@ -115,6 +84,110 @@ def run_json(command: list[str], env: dict[str, str]) -> Any:
     return json.loads(done.stdout)
 
 
+def pointed_at(demo: DemoServer, code: str) -> str:
+    """A page's example pointed at the test's demo server instead of `make run`'s."""
+    assert DOCS_URL in code, f"the example no longer calls the demo at {DOCS_URL}"
+    return code.replace(DOCS_URL, demo.url)
+
+
+def user_env(demo: DemoServer, home: Path, **extra: str) -> dict[str, str]:
+    """The shell of a user who exported the staff user's token, with the npm clients' commands on PATH (as
+    `npm i -g` puts them) and the pinned node 22 first."""
+    path = os.pathsep.join([str(NODE_BIN), str(ROOT / "node_modules" / ".bin"), os.environ.get("PATH", "")])
+    return {**os.environ, "PATH": path, "HOME": str(home), "MCPFORMS_TOKEN": demo.token, **extra}
+
+
+def shell(code: str, env: dict[str, str], stdin: str = "") -> str:
+    """Run a page's shell example with bash, as pasted into a terminal; it must succeed."""
+    done = subprocess.run(
+        ["bash", "-e", "-c", code],
+        cwd=ROOT,
+        env=env,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-4000:]
+    return done.stdout
+
+
+def script(code: str, env: dict[str, str], stdin: str = "", *, node: bool = False) -> str:
+    """Run a page's Python or JavaScript example as its own file would run; it must succeed. A JavaScript
+    one runs from this checkout, so its imports resolve to the pinned packages of node_modules."""
+    if node:
+        command, cwd = [str(NODE_BIN / "node"), "--input-type=module", "-"], ROOT
+        stdin = code
+    else:
+        directory = Path(tempfile.mkdtemp(prefix="docs-example-"))
+        (directory / "client.py").write_text(code)
+        command, cwd = [sys.executable, str(directory / "client.py")], directory
+    done = subprocess.run(command, cwd=cwd, env=env, input=stdin, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-4000:]
+    return done.stdout
+
+
+def json_values(text: str) -> list[Any]:
+    """The JSON documents printed one after the other in ``text``."""
+    decoder, values, position = json.JSONDecoder(), [], 0
+    while (position := _skip_space(text, position)) < len(text):
+        value, position = decoder.raw_decode(text, position)
+        values.append(value)
+    return values
+
+
+def _skip_space(text: str, position: int) -> int:
+    while position < len(text) and text[position].isspace():
+        position += 1
+    return position
+
+
+def newest_ticket(demo: DemoServer) -> tuple[object, ...]:
+    (row,) = demo.rows("select subject, body, priority from demo_ticket order by id desc limit 1")
+    return row
+
+
+def ticket_count(demo: DemoServer) -> int:
+    (count,) = demo.rows("select count(*) from demo_ticket")[0]
+    assert isinstance(count, int)
+    return count
+
+
+# ---- The official Python SDK and fastmcp ---------------------------------------------------------------
+
+
+def test_the_python_sdk_page_files_a_ticket_and_prints_what_the_page_shows(demo, tmp_path):
+    code = pointed_at(demo, example("python-sdk-client"))
+    output = script(code, user_env(demo, tmp_path))
+    # The page shows one run: the ticket's pk differs from run to run.
+    expected = re.escape(example("python-sdk-client-output")).replace(r"Ticket:\ 3", r"Ticket:\ \d+")
+    assert re.fullmatch(expected, output), output
+    assert newest_ticket(demo) == LIFT
+
+
+def test_the_python_sdk_in_legacy_mode_asks_through_the_same_callback(demo, tmp_path):
+    # The page's one change for the 2025-11-25 era: mode="legacy" beside the callback.
+    code = pointed_at(demo, example("python-sdk-client"))
+    assert code.count("Client(endpoint, elicitation_callback=answer)") == 1
+    legacy = code.replace("Client(endpoint, ", 'Client(endpoint, mode="legacy", ')
+    output = script(legacy, user_env(demo, tmp_path))
+    assert output.startswith("Protocol: 2025-11-25\n"), output
+    assert "Asked: Open a support ticket ['body', 'priority', 'due']\n" in output
+    assert newest_ticket(demo) == LIFT
+
+
+def test_the_fastmcp_page_lists_the_tools_and_asks_on_the_terminal(demo, tmp_path):
+    env = user_env(demo, tmp_path)
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env['PATH']}"  # where pip put fastmcp
+    # The user types the body, the priority, and nothing for the optional due date.
+    output = shell(
+        pointed_at(demo, example("fastmcp-token")), env, stdin="The lift is stuck on floor 3.\nhigh\n\n"
+    )
+    assert "Tools (7)" in output and all(f"  {name}(" in output for name in DEMO_TOOLS)
+    assert "\nServer asks: Open a support ticket\n" in output
+    assert newest_ticket(demo) == LIFT
+
+
 # ---- MCP Inspector: its CLI, its connection CLI (mcpdo) and its web UI -------------------------------------
 
 
@@ -143,6 +216,34 @@ def test_the_inspector_cli_lists_the_tools_and_files_a_ticket(demo, tmp_path, er
     assert half.returncode == 5, half.stderr[-4000:]
     missing = json.loads(half.stdout)
     assert missing["isError"] and "- Body (body): This field is required." in missing["content"][0]["text"]
+
+
+def test_the_inspector_pages_cli_commands_list_and_file_a_ticket(demo, tmp_path):
+    env = user_env(demo, tmp_path, MCP_INSPECTOR_SECRET_STORE="memory")
+    listed, result = json_values(shell(pointed_at(demo, example("inspector-cli")), env))
+    assert {tool["name"] for tool in listed["tools"]} >= DEMO_TOOLS
+    assert types.SERVER_INFO_META_KEY in result["_meta"]  # --protocol-era modern: a 2026-07-28 result
+    assert ticket(demo, result["structuredContent"]["pk"]) == ("Lift stuck", "On floor 3.", "high")
+
+
+def test_the_inspector_pages_mcpdo_session_asks_and_files_a_ticket(demo):
+    home = Path(tempfile.mkdtemp(prefix="mcpdo-"))  # mcpdo's daemon socket path must stay short
+    env = user_env(demo, home, MCP_INSPECTOR_DAEMON_DIR=f"{home}/d", MCP_INSPECTOR_SECRET_STORE="file")
+    connect, call, respond, stop = pointed_at(demo, example("inspector-mcpdo")).splitlines()
+    try:
+        shell(connect, env)
+        asked = shell(call, env)
+        assert "is waiting on the user:\n  Open a support ticket\n" in asked
+        assert "Fields (3):\n  body (string, required)" in asked
+        # What the user does: put the id the call printed in place of <elicitationId>.
+        (elicitation_id,) = set(re.findall(r"elicitation/respond (elicitation-[0-9a-f-]+) ", asked))
+        assert "<elicitationId>" in respond
+        answered = shell(respond.replace("<elicitationId>", elicitation_id), env)
+        assert '"subject": "Lift stuck"' in answered
+        assert newest_ticket(demo) == ("Lift stuck", "On floor 3.", "high")
+    finally:
+        subprocess.run(["bash", "-c", stop], cwd=ROOT, env=env, capture_output=True, timeout=30)
+        shutil.rmtree(home, ignore_errors=True)
 
 
 @pytest.mark.parametrize("era", ["legacy", "modern"])
@@ -176,8 +277,9 @@ def test_the_inspectors_mcpdo_asks_the_user_and_files_a_ticket(demo, era):
 @pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium: make installs it")
 def test_the_inspector_ui_lists_the_tools_and_files_tickets_by_its_form_and_by_the_app(demo, tmp_path):
     port, api_token = free_port(), secrets.token_hex(32)
-    env = node_env(
-        HOME=str(tmp_path),
+    env = user_env(
+        demo,
+        tmp_path,
         CLIENT_PORT=str(port),
         # Its MCP Apps sandbox and app origin take ports of their own: any free ones, not the fixed defaults.
         MCP_SANDBOX_PORT="0",
@@ -186,8 +288,8 @@ def test_the_inspector_ui_lists_the_tools_and_files_tickets_by_its_form_and_by_t
         MCP_INSPECTOR_API_TOKEN=api_token,
         MCP_INSPECTOR_SECRET_STORE="memory",
     )
-    command = [npm_command("mcp-inspector"), "--web", "--server-url", demo.url, "--transport", "http"]
-    command += ["--header", f"Authorization: Bearer {demo.token}", "--protocol-era", "auto"]
+    # The page's command, started as a terminal would (exec: the process to stop is the Inspector itself).
+    command = ["bash", "-c", "exec " + pointed_at(demo, example("inspector-web"))]
     log = tmp_path / "inspector.log"
     with log.open("wb") as output:  # a file, not a pipe that nobody reads
         inspector = subprocess.Popen(command, cwd=ROOT, env=env, stdout=output, stderr=subprocess.STDOUT)
@@ -226,13 +328,14 @@ def test_the_inspector_ui_lists_the_tools_and_files_tickets_by_its_form_and_by_t
 
 @pytest.mark.parametrize("option", [[], ["--protocol", "auto"]], ids=["default", "protocol-auto"])
 def test_mcp_remote_started_from_the_desktop_config_relays_the_users_answers(demo, tmp_path, option):
-    (server,) = json.loads(DESKTOP_CONFIG)["mcpServers"].values()
-    assert README_URL in server["args"] and TOKEN_PLACEHOLDER in server["env"]["AUTH_HEADER"]
+    # The page's claude_desktop_config.json, as a user pastes it.
+    (server,) = json.loads(example("desktop-mcp-remote-config"))["mcpServers"].values()
+    assert DOCS_URL in server["args"] and TOKEN_PLACEHOLDER in server["env"]["AUTH_HEADER"]
     env = {name: value.replace(TOKEN_PLACEHOLDER, demo.token) for name, value in server["env"].items()}
     # The host adds PATH and HOME (the client below does too); here PATH leads to the pinned node 22, and
     # npx runs offline so it must find the pinned mcp-remote in node_modules instead of downloading one.
     env |= node_env(npm_config_offline="true", MCP_REMOTE_CONFIG_DIR=str(tmp_path / "mcp-auth"))
-    args = [demo.url if argument == README_URL else argument for argument in server["args"]] + option
+    args = [demo.url if argument == DOCS_URL else argument for argument in server["args"]] + option
     bridge = StdioServerParameters(command=server["command"], args=args, env=env, cwd=ROOT)
     asked: list[tuple[str, list[str]]] = []
 
@@ -276,6 +379,32 @@ def test_the_ai_sdk_client_lists_executes_and_asks(demo):
     assert ticket(demo, report["complete"]["pk"]) == ("AI SDK", "Every argument given.", "low")
     assert report["asked"] == [{"message": "Open a support ticket", "fields": ["body", "priority", "due"]}]
     assert ticket(demo, report["answered"]["pk"]) == ("AI SDK asks", "The AI SDK asked for this.", "high")
+    # Without the elicitation capability nobody is asked: the result names what is missing.
+    assert report["unasked"]["isError"]
+    assert "- Body (body): This field is required." in report["unasked"]["content"][0]["text"]
+
+
+def test_the_ai_sdk_page_executes_a_tool_and_its_handler_answers(demo, tmp_path):
+    before = ticket_count(demo)
+    output = script(pointed_at(demo, example("ai-sdk-client")), user_env(demo, tmp_path), node=True)
+    assert output.startswith("Open a support ticket\n"), output
+    assert newest_ticket(demo) == LIFT and ticket_count(demo) == before + 1
+
+
+# The TypeScript page's two clients, each with the era it speaks against mcpforms.
+TYPESCRIPT_PAGE = {
+    "v2": (lambda: example("typescript-client"), "2026-07-28"),
+    "v1": (lambda: example("typescript-v1-client"), "2025-11-25"),
+}
+
+
+@pytest.mark.parametrize("sdk", sorted(TYPESCRIPT_PAGE))
+def test_the_typescript_page_files_a_ticket_its_handler_answers(demo, tmp_path, sdk):
+    code, era = TYPESCRIPT_PAGE[sdk]
+    before = ticket_count(demo)
+    output = script(pointed_at(demo, code()), user_env(demo, tmp_path), node=True)
+    assert output.startswith(f"{era}\nOpen a support ticket\n"), output
+    assert newest_ticket(demo) == LIFT and ticket_count(demo) == before + 1
 
 
 def test_openai_agents_lists_calls_and_is_told_what_is_missing(demo):
@@ -298,6 +427,16 @@ def test_openai_agents_lists_calls_and_is_told_what_is_missing(demo):
     assert missing.is_error
     assert "- Body (body): This field is required." in missing.content[0].text  # type: ignore[union-attr]
     assert demo.rows("select count(*) from demo_ticket")[0][0] == before + 1
+    assert missing.content[0].text == example("openai-agents-missing").rstrip("\n")  # type: ignore[union-attr]
+
+
+def test_the_openai_agents_page_lists_the_tools_and_files_a_ticket(demo, tmp_path):
+    tools, ticket_line = script(
+        pointed_at(demo, example("openai-agents-client")), user_env(demo, tmp_path)
+    ).splitlines()
+    assert set(json.loads(tools.replace("'", '"'))) == DEMO_TOOLS
+    assert "'subject': 'Lift stuck', 'body': 'On floor 3.', 'priority': 'high'" in ticket_line
+    assert newest_ticket(demo) == ("Lift stuck", "On floor 3.", "high")
 
 
 # pydantic-ai 2.68 warns, on every 2026-07-28 connection, that its elicitation handler "will never be
@@ -326,11 +465,21 @@ def test_pydantic_ai_lists_calls_and_asks(demo):
     assert ticket(demo, answered["pk"]) == ("Pydantic AI asks", "Pydantic AI asked for this.", "high")
 
 
+def test_the_pydantic_ai_page_asks_in_the_terminal_and_files_a_ticket(demo, tmp_path):
+    code = pointed_at(demo, example("pydantic-ai-client"))
+    # The user types the body and the priority, and leaves the optional due date empty.
+    output = script(code, user_env(demo, tmp_path), stdin="The lift is stuck on floor 3.\nhigh\n\n")
+    typed = [("body: ", "The lift is stuck on floor 3."), ("priority: ", "high"), ("due: ", "")]
+    assert matches(output, piped(example("pydantic-ai-transcript"), typed)), output
+    assert newest_ticket(demo) == LIFT
+
+
 # ---- fastmcp with a token, and curl by hand --------------------------------------------------------------
 
 
 def test_fastmcp_with_a_token_lists_the_tools_and_asks_on_the_terminal(demo):
-    # test_demo_tools.py runs the README's anonymous `fastmcp call`; this one acts for the staff user.
+    # The demo tutorial's anonymous `fastmcp call` is in test_demo_tools.py; this one acts for the staff
+    # user, and reads the results with --json, as a script would.
     fastmcp = [str(Path(sys.executable).with_name("fastmcp"))]
     auth = ["--auth", demo.token]
     listed = run_json([*fastmcp, "list", demo.url, *auth, "--json"], dict(os.environ))
@@ -350,13 +499,25 @@ def test_fastmcp_with_a_token_lists_the_tools_and_asks_on_the_terminal(demo):
 
 
 @pytest.mark.skipif(shutil.which("curl") is None, reason="needs curl")
-def test_the_readme_curl_call_signs_up(demo):
-    run = subprocess.run(
-        ["bash", "-c", CURL_SIGNUP.replace(README_URL, demo.url)], capture_output=True, text=True, timeout=30
-    )
-    assert run.returncode == 0, run.stderr
-    response = json.loads(run.stdout)
-    assert response["id"] == 1
-    assert response["result"]["resultType"] == "complete"
-    signed_up = {"created": True, "email": "ada@example.com", "plan": "pro"}
-    assert response["result"]["structuredContent"] == signed_up
+def test_the_curl_page_signs_up_in_one_call(demo, tmp_path):
+    response = json.loads(shell(pointed_at(demo, example("curl-signup")), user_env(demo, tmp_path)))
+    assert response == json.loads(example("curl-signup-output"))
+    assert response["result"]["structuredContent"] == {
+        "created": True,
+        "email": "ada@example.com",
+        "plan": "pro",
+    }
+
+
+@pytest.mark.skipif(shutil.which("curl") is None, reason="needs curl")
+def test_the_curl_page_asks_then_completes_with_the_answer(demo, tmp_path):
+    env = user_env(demo, tmp_path)
+    asked = json.loads(shell(pointed_at(demo, example("curl-ask")), env))
+    shown = json.loads(example("curl-ask-output"))
+    state = asked["result"].pop("requestState")
+    assert shown["result"].pop("requestState") == "..."  # the page's stand-in for the signed value
+    assert asked == shown
+    # What the user does: keep the requestState in STATE, then send the answer.
+    answered = json.loads(shell(pointed_at(demo, example("curl-answer")), {**env, "STATE": state}))
+    complete = json.loads(example("curl-signup-output"))
+    assert answered == {**complete, "id": 2}

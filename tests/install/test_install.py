@@ -1,8 +1,11 @@
 """The user's path, from the built package to a completed call.
 
 Build the sdist and the wheel, check them, install the wheel with its runtime dependencies only into a
-fresh virtualenv, make a project with ``django-admin startproject``, take the README's "Use it in your
-project" steps as written, then serve it and complete an elicitation with the official Python client.
+fresh virtualenv, make a project with ``django-admin startproject``, and follow
+docs/tutorials/your-project.md step by step, each step's block as the page shows it (fetched by name):
+the form, ``INSTALLED_APPS``, the URL line, ``contact/mcp_tools.py``, ``migrate``, what
+``mcpforms_tools`` prints, the token line, the one-line ``fastmcp call`` against the running server, and
+the Python SDK script that answers the elicitation. The README's short example is the tutorial's code.
 Nothing of this repository's settings, test app or demo is in that project: it is what a user has.
 
 It runs once per ``make test`` (``make install-test``), with the interpreter of the main run and, when
@@ -13,6 +16,7 @@ from __future__ import annotations
 
 import os
 import re
+import secrets
 import subprocess
 import sys
 import tarfile
@@ -27,9 +31,15 @@ import pytest
 
 from noxfile import interpreter
 from tests.conformance.run import running_server
+from tests.docs_examples import example
+from tests.e2e.terminal import piped
 
 ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text()
+# The tutorial's server, as `python manage.py runserver` serves it; the tests put their port in its place.
+TUTORIAL_ADDRESS = "127.0.0.1:8000"
+# What the tutorial's user types at the prompts: the model passed only the topic.
+TYPED = [("name", "Ada"), ("phone", "+44 20 7946 0000")]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 # What a project that installs the wheel gets, and nothing more: no test or typing helpers.
 RUNTIME = {"django", "django-ninja", "mcp-types"}
@@ -132,14 +142,20 @@ def test_the_version_is_the_release_the_changelog_is_preparing():
 # -- a project made by django-admin startproject, as a user has it -----------------------------------------
 
 
-def readme_step(first_line: str) -> str:
-    """The README's code block (in "Use it in your project") whose first line is ``first_line``."""
-    section = README.split("## Use it in your project", 1)[1].split("\n## ", 1)[0]
-    for block in re.findall(r"```python\n(.*?)```", section, flags=re.DOTALL):
-        code = textwrap.dedent(block)
-        if code.startswith(first_line + "\n"):
-            return code
-    raise AssertionError(f"the README's install steps lost the block starting {first_line!r}")
+def readme_block(first_line: str) -> str:
+    """The README's python block whose first line is ``first_line`` (a file name comment), without it."""
+    blocks: list[str] = re.findall(r"^```python\n(.*?)^```", README, flags=re.DOTALL | re.MULTILINE)
+    for block in blocks:
+        if block.startswith(first_line + "\n"):
+            return block.removeprefix(first_line + "\n")
+    raise AssertionError(f"the README lost its example starting {first_line!r}")
+
+
+def test_the_readme_example_is_the_tutorials_code():
+    # The README's short example is what the tutorial's steps 4 and 5 have the user write, so the project
+    # below proves both.
+    assert readme_block("# contact/mcp_tools.py") == example("your-project-mcp-tools")
+    assert readme_block("# urls.py") == example("your-project-urls")
 
 
 def interpreters() -> list[str]:
@@ -163,7 +179,7 @@ class Project:
 @pytest.fixture(scope="module", params=interpreters(), ids=lambda python: Path(python).name)
 def project(request, dist, tmp_path_factory) -> Project:
     """A fresh virtualenv holding the wheel and its runtime dependencies, and a new project that took the
-    README's steps: mcpforms and an app in ``INSTALLED_APPS``, the URL line, the app's ``mcp_tools.py``."""
+    tutorial's steps 1 to 6, each block as the page shows it."""
     home = tmp_path_factory.mktemp("user")
     venv = home / "venv"
     run(request.param, "-m", "venv", str(venv))
@@ -176,20 +192,24 @@ def project(request, dist, tmp_path_factory) -> Project:
     assert RUNTIME | {"mcpforms"} <= names
     assert not names & {"django-stubs-ext", "django-stubs", "mcp", "pytest"}
 
-    directory = home / "shop"
-    directory.mkdir()
-    run(str(venv / "bin" / "django-admin"), "startproject", "shop", str(directory))
+    # Step 1: `django-admin startproject mysite`, `cd mysite`, `startapp contact`, and the app's form.
+    run(str(venv / "bin" / "django-admin"), "startproject", "mysite", cwd=home)
+    directory = home / "mysite"
     run(python, "manage.py", "startapp", "contact", cwd=directory)
-    settings = directory / "shop" / "settings.py"
+    (directory / "contact" / "forms.py").write_text(example("your-project-form"))
+    # Step 3: the tutorial's INSTALLED_APPS in place of startproject's, which it must keep whole.
+    settings = directory / "mysite" / "settings.py"
     text = settings.read_text()
-    assert "'django.contrib.admin'," in text  # the admin every real project has stays installed
-    assert '"mcpforms",' in readme_step("INSTALLED_APPS = [")
-    settings.write_text(
-        text.replace("INSTALLED_APPS = [\n", 'INSTALLED_APPS = [\n    "mcpforms",\n    "contact",\n')
-    )
-    urls = directory / "shop" / "urls.py"
-    urls.write_text(urls.read_text() + "\n" + readme_step("# urls.py"))
-    (directory / "contact" / "mcp_tools.py").write_text(readme_step("# contact/mcp_tools.py"))
+    listed = re.search(r"^INSTALLED_APPS = \[\n.*?^\]\n", text, flags=re.DOTALL | re.MULTILINE)
+    assert listed, "startproject's settings.py no longer has an INSTALLED_APPS list"
+    ours = example("your-project-installed-apps")
+    theirs = set(re.findall(r"'([\w.]+)'", listed[0]))
+    assert "django.contrib.admin" in theirs and theirs <= set(re.findall(r'"([\w.]+)"', ours))
+    settings.write_text(text.replace(listed[0], ours))
+    # Step 4: the URL line at the end of urls.py. Step 5: contact/mcp_tools.py.
+    urls = directory / "mysite" / "urls.py"
+    urls.write_text(urls.read_text() + "\n" + example("your-project-urls"))
+    (directory / "contact" / "mcp_tools.py").write_text(example("your-project-mcp-tools"))
 
     checked = subprocess.run(
         [python, "manage.py", "check", "--fail-level", "WARNING"],
@@ -198,13 +218,14 @@ def project(request, dist, tmp_path_factory) -> Project:
         capture_output=True,
         text=True,
     )
+    # Step 6.
     migrated = (
         run(python, "manage.py", "migrate", "--noinput", cwd=directory) if checked.returncode == 0 else ""
     )
     return Project(directory, python, checked, migrated)
 
 
-def test_the_readme_steps_give_a_project_that_checks_and_migrates(project):
+def test_the_tutorials_steps_give_a_project_that_checks_and_migrates(project):
     # Before 0.1.0 this failed at `check`: mcpforms.admin subscripted ModelForm when imported.
     assert project.checked.returncode == 0, project.checked.stderr
     assert "System check identified no issues" in project.checked.stdout
@@ -236,6 +257,11 @@ def test_the_admin_pages_of_mcpforms_open(project):
     ]
 
 
+def test_mcpforms_tools_prints_what_the_tutorial_shows(project):
+    # Step 7: the check before any client.
+    assert project.manage("mcpforms_tools") == example("your-project-tools-output")
+
+
 def test_without_a_token_the_endpoint_answers_401(project, tmp_path):
     script = textwrap.dedent(
         """
@@ -250,24 +276,45 @@ def test_without_a_token_the_endpoint_answers_401(project, tmp_path):
     )
 
 
-def test_the_served_tool_is_completed_by_the_official_client(project, tmp_path):
-    # README step 6: a user, and a token for them from the management command.
-    project.manage(
-        "shell", "--command", "from django.contrib.auth.models import User; User.objects.create_user('ada')"
+def test_the_tutorials_token_fastmcp_call_and_script_complete_the_call(project, tmp_path):
+    # Step 8: a user (the tutorial's createsuperuser, without its prompts), then the token line as written,
+    # run with the project's virtualenv first on PATH, as an activated one is.
+    run(
+        project.python,
+        *("manage.py", "createsuperuser", "--noinput", "--username", "ada", "--email", "ada@example.com"),
+        cwd=project.directory,
+        env={"DJANGO_SUPERUSER_PASSWORD": secrets.token_urlsafe()},
     )
-    token = project.manage("mcpforms_token", "create", "ada", "--name", "install test").split("\n")
-    raw = next(word for line in token for word in line.split() if word.startswith("mcpf_"))
+    path = f"{Path(project.python).parent}{os.pathsep}{USER_ENV.get('PATH', '')}"
+    shell = ["bash", "-e", "-c", example("your-project-token") + '\nprintf %s "$MCPFORMS_TOKEN"']
+    token = run(*shell, cwd=project.directory, env={"PATH": path})
+    assert token.startswith("mcpf_")
+
     log = tmp_path / "server.log"
     with running_server(log, env=USER_ENV, python=project.python, project=project.directory) as port:
-        client = readme_step("# call_it.py").replace("127.0.0.1:8000", f"127.0.0.1:{port}")
-        (tmp_path / "call_it.py").write_text(client)
-        # The model passed only the topic; the user types the rest at the prompts.
+        address = f"127.0.0.1:{port}"
+        # Step 9: the one-line fastmcp call (from this run's environment, where pip put fastmcp); the user
+        # types the name and the phone at its prompts.
+        call = example("your-project-fastmcp-call")
+        assert TUTORIAL_ADDRESS in call
+        fastmcp = f"{Path(sys.executable).parent}{os.pathsep}{path}"
+        answers = "".join(f"{answer}\n" for _, answer in TYPED)
         output = run(
-            sys.executable,
-            str(tmp_path / "call_it.py"),
-            stdin="Ada\n+44 20 7946 0000\n",
-            env={"MCPFORMS_TOKEN": raw},
+            "bash",
+            "-c",
+            call.replace(TUTORIAL_ADDRESS, address),
+            stdin=answers,
+            env={"PATH": fastmcp, "MCPFORMS_TOKEN": token},
         )
-    asked, answered = output.splitlines()
-    assert asked == "Please fill in: Callback"
-    assert answered == "name: phone: We will call Ada on +44 20 7946 0000 about sales."
+        prompts = [(f"  {name} (string) *: ", answer) for name, answer in TYPED]
+        assert output.strip() == piped(example("your-project-fastmcp-output"), prompts).strip()
+
+        # Step 10: the Python SDK script, which asks the same questions with input().
+        client = example("your-project-call-it")
+        assert TUTORIAL_ADDRESS in client
+        (tmp_path / "call_it.py").write_text(client.replace(TUTORIAL_ADDRESS, address))
+        output = run(
+            sys.executable, str(tmp_path / "call_it.py"), stdin=answers, env={"MCPFORMS_TOKEN": token}
+        )
+    prompts = [(f"{name}: ", answer) for name, answer in TYPED]
+    assert output == piped(example("your-project-call-it-output"), prompts)

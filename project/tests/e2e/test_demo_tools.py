@@ -5,18 +5,22 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import re
 import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx2
 import mcp_types as types
 import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
 
+from tests.docs_examples import example
 from tests.e2e.demo_server import DemoServer, demo_server
 from tests.e2e.node import node_report
+from tests.e2e.terminal import matches
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[2]
@@ -107,49 +111,67 @@ def test_the_typescript_client_completes_both_demo_tools(demo):
     assert report["asked"][1].startswith("Open a support ticket")
 
 
-# ---- the README's walkthrough, run as written ------------------------------------------------------------
+# ---- docs/tutorials/demo.md, run as written ----------------------------------------------------------------
 
-README = ROOT / "README.md"
-README_URL = "http://127.0.0.1:8000/mcp"
+DOCS_URL = "http://127.0.0.1:8000/mcp"
 
 
-def readme_example(fence: str, marker: str) -> tuple[str, str]:
-    """The README block of ``fence`` language containing ``marker``, and the ```text block after it."""
-    found = re.search(
-        rf"^```{fence}\n((?:(?!```).)*{re.escape(marker)}.*?)```\s*```text\n(.*?)```",
-        README.read_text(),
-        re.DOTALL | re.MULTILINE,
+def pointed_at(demo: DemoServer, code: str) -> str:
+    """The tutorial's example pointed at the test's demo server instead of `make run`'s."""
+    assert DOCS_URL in code, f"the tutorial's example no longer calls the demo at {DOCS_URL}"
+    return code.replace(DOCS_URL, demo.url)
+
+
+def test_the_tutorials_token_line_makes_a_token_the_endpoint_takes(demo):
+    # Run in the clone as the tutorial says, with this run's interpreter for the clone's .venv.
+    line = example("demo-token")
+    assert ".venv/bin/python manage.py" in line
+    line = line.replace(".venv/bin/python", sys.executable)
+    run = subprocess.run(
+        ["bash", "-e", "-c", line + '\nprintf %s "$MCPFORMS_TOKEN"'],
+        cwd=ROOT,
+        env=demo.env,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
-    assert found, f"the README lost its {marker!r} example"
-    return found[1], found[2]
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.startswith("mcpf_") and run.stdout != demo.token
+
+    async def file_a_ticket() -> types.CallToolResult:
+        headers = {"Authorization": f"Bearer {run.stdout}"}
+        async with (
+            httpx2.AsyncClient(headers=headers, timeout=60) as http,
+            Client(streamable_http_client(demo.url, http_client=http), cache=None) as client,
+        ):
+            arguments = {"subject": "With the tutorial's token", "body": "Filed.", "priority": "low"}
+            return await client.call_tool("create_ticket", arguments)
+
+    # create_ticket acts for a user: an anonymous call would be answered 401.
+    result = asyncio.run(file_a_ticket())
+    assert not result.is_error and result.structured_content is not None
+    (row,) = demo.rows("select subject from demo_ticket where id = ?", result.structured_content["pk"])
+    assert row == ("With the tutorial's token",)
 
 
-def matches(output: str, expected: str) -> bool:
-    # The README shows one run: ids and timestamps differ from run to run.
-    pattern = re.escape(expected.strip()).replace(r"'pk':\ 3", r"'pk':\ \d+").replace(r"'\.\.\.'", r"'[^']+'")
-    return re.fullmatch(pattern, output.strip()) is not None
-
-
-def test_the_readme_python_walkthrough_prints_what_the_readme_shows(demo, tmp_path):
-    code, expected = readme_example("python", "from mcp import Client")
+def test_the_tutorials_python_walkthrough_prints_what_the_tutorial_shows(demo, tmp_path):
     script = tmp_path / "walkthrough.py"
-    script.write_text(code.replace(README_URL, demo.url))
-    env = {**os.environ, "MCPFORMS_TOKEN": demo.token}  # what the README's export line sets
+    script.write_text(pointed_at(demo, example("demo-walkthrough")))
+    env = {**os.environ, "MCPFORMS_TOKEN": demo.token}  # what the tutorial's export line sets
     run = subprocess.run(
         [sys.executable, str(script)], capture_output=True, text=True, timeout=60, check=False, env=env
     )
     assert run.returncode == 0, run.stderr
-    assert matches(run.stdout, expected), run.stdout
+    assert matches(run.stdout, example("demo-walkthrough-output")), run.stdout
 
 
-def test_the_readme_fastmcp_call_prints_what_the_readme_shows(demo):
-    command, expected = readme_example("sh", "fastmcp call")
-    command = command.replace(README_URL, demo.url)
+def test_the_tutorials_fastmcp_call_prints_what_the_tutorial_shows(demo):
+    command = pointed_at(demo, example("demo-fastmcp-signup"))
     run = subprocess.run(
         ["bash", "-c", command], cwd=ROOT, capture_output=True, text=True, timeout=60, check=False
     )
     assert run.returncode == 0, run.stderr
-    assert matches(run.stdout, expected), run.stdout
+    assert matches(run.stdout, example("demo-fastmcp-signup-output")), run.stdout
 
 
 def test_an_edit_made_by_another_process_shows_in_tools_list_at_once(demo):

@@ -91,7 +91,7 @@ class MakeRun:
         self.make.wait()
 
     def token(self) -> str:
-        """A personal access token of the demo's staff user, made as the README says."""
+        """A personal access token of the demo's staff user, made as docs/tutorials/demo.md says."""
         made = subprocess.run(
             [sys.executable, "manage.py", "mcpforms_token", "create", "staff", "--quiet"],
             cwd=ROOT,
