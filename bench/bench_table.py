@@ -86,7 +86,7 @@ def _rss(row: Row) -> float:
 
 
 def goals(rows: list[Row]) -> None:
-    """mcpforms against issue 25's goals, group by group: each ratio from this run, with its goal."""
+    """mcpforms against its performance goals, group by group: each ratio from this run, with its goal."""
     print("\nmcpforms against the goals (this run; goal in brackets)")
     for group in dict.fromkeys(row.group for row in rows):
         mine, mcpz, bare = (_base(rows, group, role) for role in ("mcpforms", "mcpz", "bare"))

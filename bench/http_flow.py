@@ -4,11 +4,11 @@ the same job, in one run: one command.
 Run: ``make bench``, or ``.venv/bin/python bench/http_flow.py [--seconds N] [--connections C] [--rounds R]
 [--postgres | --no-postgres]`` (Linux: it reads ``/proc``); about six minutes with the defaults. It
 prints a table per database and variant (``bench/bench_table.py`` says what each column is), then how
-mcpforms stands against issue 25's goals, and asserts nothing:
+mcpforms stands against its performance goals (docs/internals/performance.md), and asserts nothing:
 
 - **HTTP**: each server runs 2 worker processes on a free local port, with ``bench.http_settings`` (a plain
   project: Django's six contrib apps, mcpforms and the bench's app, no middleware, on a SQLite file
-  configured as the README recommends: WAL, ``synchronous=NORMAL``, IMMEDIATE transactions, timeout 20,
+  configured as docs/howto/deploying.md recommends: WAL, ``synchronous=NORMAL``, IMMEDIATE transactions, timeout 20,
   persistent connections); the bare view and django-mcpz run on the same settings less mcpforms:
   - ``bare view``: gunicorn (2 sync workers), a view binding ``SignupForm`` to the posted JSON, in a
     URLconf that imports nothing of mcpforms (``bench.bare_settings``); its requests and answers are

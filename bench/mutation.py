@@ -35,7 +35,7 @@ ROOT = Path(__file__).resolve().parent.parent
 WORK = ROOT / "mutants"
 
 # Each core module and the one test module that must pin it down. The only list of them: the Makefile and
-# the README name none.
+# the docs name none.
 MUTATION_PAIRS: dict[str, str] = {
     "mcpforms/protocol/state.py": "tests/protocol/test_state.py",
     "mcpforms/protocol/tokens.py": "tests/protocol/test_tokens.py",

@@ -319,7 +319,7 @@ def test_the_demo_serves_oauth_so_clients_sign_in_as_staff_with_nothing_to_paste
     demo("manage.py", "migrate", "--noinput")
     demo("manage.py", "seed_demo")
     report = json.loads(demo("-c", OAUTH_CHECK).splitlines()[-1])
-    assert report["preset"]  # OAUTH2_PROVIDER = mcpforms.oauth.settings(), as the README recommends
+    assert report["preset"]  # OAUTH2_PROVIDER = mcpforms.oauth.settings(), as docs/howto/access.md recommends
     # A tool that acts for a user answers an anonymous call with the 401 that starts a client's sign-in.
     status, challenge = report["call"]
     assert status == 401
