@@ -1,5 +1,5 @@
-# The commands the README promises: `make run`, `make check` (the quick loop while working) and `make test`
-# (everything CI runs). Everything else here is a step of one of them.
+# The commands the README promises, `make run` and `make test` (everything CI runs), and `make check`, the
+# quick loop while working (docs/internals/contributing.md). Everything else here is a step of one of them.
 
 PYTHON ?= python3
 VENV := .venv
@@ -15,7 +15,7 @@ COVERED_PYTEST := $(BIN)/coverage run --parallel-mode -m pytest -q -p no:cachepr
 LOGS := .make
 
 .PHONY: run check quick test suite e2e-lane cpu-lane lint types pytest-sqlite pytest-e2e pytest-postgres \
-	pytest-demo install-test matrix conformance chromium mutation bench clean
+	pytest-demo install-test matrix conformance docs chromium mutation bench clean
 
 # $(call timed,NAME,TARGET,COMMAND): run COMMAND, then print how long it took against its target, keeping
 # COMMAND's exit status: "make test: 12m40s (target 15m)".
@@ -58,12 +58,14 @@ run: $(STAMP)
 	kill $$worker 2>/dev/null; wait; exit $$status
 
 # The quick loop: lint, types, and the suite without its end-to-end tests, on two workers, stopping at
-# the first failure. `make test` runs everything else.
+# the first failure; the examples of one docs page share a namespace, so they stay on one worker, in
+# order (loadscope: a module's tests, a class's, a page's examples go to one worker). `make test` runs
+# everything else.
 check: $(STAMP)
 	@$(call timed,check,1m,$(MAKE) --no-print-directory lint types quick)
 
 quick: $(STAMP)
-	$(PYTEST) -x -m "not e2e" -n 2
+	$(PYTEST) -x -m "not e2e" -n 2 --dist loadscope
 
 test: $(STAMP) $(NPM_STAMP) chromium
 	@$(call timed,test,15m,$(MAKE) --no-print-directory lint types suite)
@@ -73,7 +75,7 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check .
 
 types: $(STAMP)
-	$(BIN)/mypy mcpforms project tests bench noxfile.py
+	$(BIN)/mypy mcpforms project tests bench docs noxfile.py
 
 # Everything but lint and types, in two lanes side by side, a core each: the end-to-end lane mostly waits
 # on servers, browsers and clients, the other is all CPU. The end-to-end lane's log is printed when both
@@ -89,7 +91,9 @@ suite: $(STAMP) $(NPM_STAMP) chromium
 	$(BIN)/coverage combine --quiet
 	$(BIN)/coverage report
 
-e2e-lane: pytest-e2e pytest-demo conformance
+# The docs build (under half a minute) runs in the end-to-end lane, which mostly waits on servers and
+# browsers, rather than lengthen the CPU lane.
+e2e-lane: pytest-e2e pytest-demo conformance docs
 
 cpu-lane: pytest-sqlite pytest-postgres install-test matrix
 
@@ -115,7 +119,8 @@ pytest-demo: $(STAMP) $(NPM_STAMP) chromium
 	$(BIN)/python -m pytest -q -p no:cacheprovider project/tests --ds=project.tests.settings
 
 # The user's path: build the sdist and wheel, install the wheel alone into a fresh virtualenv, and serve a
-# tool from a `django-admin startproject` project that took the README's steps (tests/install).
+# tool from a `django-admin startproject` project that took docs/tutorials/your-project.md's steps
+# (tests/install).
 install-test: $(STAMP)
 	$(BIN)/python -m pytest -q tests/install
 
@@ -129,6 +134,13 @@ matrix: $(STAMP)
 	wait $$first; first=$$?; \
 	cat .nox/matrix-py312.log .nox/matrix-py313.log; \
 	test $$first -eq 0 && test $$second -eq 0
+
+# The documentation site (docs/, Sphinx with MyST): warnings are errors, an unresolved reference is a
+# warning (-n), and every page is read again each time (-E), so a warning of an unchanged page is not
+# hidden by the last build. Offline: intersphinx reads the committed inventories (docs/_inventories).
+# The site's links and pages in Chromium: tests/e2e/test_docs_site.py; its examples: docs/conftest.py.
+docs: $(STAMP)
+	$(BIN)/sphinx-build -W --keep-going -n -E -q -b html docs docs/_build/html
 
 # The official MCP conformance suite, 2026-07-28 requirements, against the fixture server in tests/conformance.
 conformance: $(STAMP) $(NPM_STAMP)
@@ -148,4 +160,5 @@ bench: $(STAMP)
 	$(BIN)/python bench/http_flow.py
 
 clean:
-	rm -rf $(VENV) .nox $(LOGS) node_modules .coverage .coverage.* .mypy_cache .ruff_cache .pytest_cache mutants
+	rm -rf $(VENV) .nox $(LOGS) node_modules .coverage .coverage.* .mypy_cache .ruff_cache .pytest_cache mutants \
+		docs/_build

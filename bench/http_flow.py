@@ -8,8 +8,8 @@ mcpforms stands against its performance goals (docs/internals/performance.md), a
 
 - **HTTP**: each server runs 2 worker processes on a free local port, with ``bench.http_settings`` (a plain
   project: Django's six contrib apps, mcpforms and the bench's app, no middleware, on a SQLite file
-  configured as docs/howto/deploying.md recommends: WAL, ``synchronous=NORMAL``, IMMEDIATE transactions, timeout 20,
-  persistent connections); the bare view and django-mcpz run on the same settings less mcpforms:
+  configured as docs/howto/deploying.md recommends: WAL, ``synchronous=NORMAL``, IMMEDIATE transactions,
+  timeout 20, persistent connections); the bare view and django-mcpz run on the same settings less mcpforms:
   - ``bare view``: gunicorn (2 sync workers), a view binding ``SignupForm`` to the posted JSON, in a
     URLconf that imports nothing of mcpforms (``bench.bare_settings``); its requests and answers are
     padded to the byte sizes of mcpforms' in the same round: the floor; ``+ record`` (on a server of its

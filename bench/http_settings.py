@@ -3,8 +3,8 @@ with mcpforms and the bench's app installed, and nothing of the demo (no OAuth, 
 
 The bare view (``bench.bare_settings``) and django-mcpz (``bench.mcpz_settings``) run on these settings
 less mcpforms, so that the targets differ only in the MCP layer. ``bench/http_flow.py`` sets
-``MCPFORMS_BENCH_DB`` to a SQLite file in a temporary folder, configured as docs/howto/deploying.md recommends (WAL,
-``synchronous=NORMAL``, IMMEDIATE transactions, timeout 20, persistent connections);
+``MCPFORMS_BENCH_DB`` to a SQLite file in a temporary folder, configured as docs/howto/deploying.md
+recommends (WAL, ``synchronous=NORMAL``, IMMEDIATE transactions, timeout 20, persistent connections);
 ``MCPFORMS_BENCH_SQLITE=django`` leaves SQLite as Django configures it (rollback journal, a connection per
 request); ``MCPFORMS_BENCH_POSTGRES`` names a throwaway database on the local PostgreSQL server instead.
 No middleware: what is measured is the view, and the bare view needs none. The ``bench`` app counts lock

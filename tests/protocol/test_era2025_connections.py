@@ -34,8 +34,8 @@ def server() -> Server:
 
 @pytest.fixture
 def persistent() -> Iterator[dict[str, Any]]:
-    """Persistent connections (``CONN_MAX_AGE``), as docs/howto/deploying.md recommends, for every connection opened
-    from now on; no helper thread holding one before the test or after it."""
+    """Persistent connections (``CONN_MAX_AGE``), as docs/howto/deploying.md recommends, for every
+    connection opened from now on; no helper thread holding one before the test or after it."""
     settings = connections["default"].settings_dict
     saved = {key: settings[key] for key in ("CONN_MAX_AGE", "CONN_HEALTH_CHECKS")}
     api._helpers.retire()
