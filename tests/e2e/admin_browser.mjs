@@ -3,7 +3,7 @@
 //
 // Logs in, opens the add-definition page, submits a field whose min is greater than its max, then corrects
 // it and saves. Prints one JSON report for test_admin_browser.py and saves screenshots in DIR.
-import { signIn, shootWhole } from './admin_pages.mjs';
+import { signIn, shootWhole, watchForErrors } from './admin_pages.mjs';
 import { launchChromium } from './chromium.mjs';
 import path from 'node:path';
 
@@ -42,17 +42,7 @@ const shoot = (page, name) => shootWhole(page, path.join(artifacts, name));
 try {
   const context = await browser.newContext({ viewport: { width: WIDTH, height: 800 } });
   const page = await context.newPage();
-  page.on('console', (message) => {
-    // Chromium asks every site for /favicon.ico; the admin has none, and that is not the page's fault.
-    const where = message.location().url;
-    if (message.type() === 'error' && !where.endsWith('/favicon.ico')) {
-      report.consoleErrors.push(`${message.text()} ${where}`);
-    }
-  });
-  page.on('pageerror', (error) => report.consoleErrors.push(String(error)));
-  page.on('response', (response) => {
-    if (response.status() >= 400) report.consoleErrors.push(`${response.status()} ${response.url()}`);
-  });
+  watchForErrors(page, report.consoleErrors);
 
   await signIn(page, base, username, password, '/admin/mcpforms/formdefinition/add/');
   report.stylesheets = await page.evaluate(() => document.styleSheets.length);

@@ -1,5 +1,5 @@
-// Two steps every browser test of a Django admin page takes the same way: signing in through the admin's
-// login page, and a picture of a whole page.
+// What every browser test of a Django admin page does the same way: signing in through the admin's
+// login page, a picture of a whole page, and the errors a page makes.
 
 // Sign in as `username` through the admin's login page and land on `next` (a path on the same site).
 export async function signIn(page, base, username, password, next) {
@@ -14,4 +14,20 @@ export async function signIn(page, base, username, password, next) {
 export async function shootWhole(page, file) {
   await page.evaluate(() => window.scrollTo(0, 0));
   await page.screenshot({ path: file, fullPage: true });
+}
+
+// Collect into `errors` what a page does wrong: console errors (but Chromium's request for /favicon.ico,
+// which the admin does not serve, is not the page's fault), uncaught exceptions and, unless told not to,
+// every answer of 400 or more.
+export function watchForErrors(page, errors, { failedResponses = true } = {}) {
+  page.on('console', (message) => {
+    const where = message.location().url;
+    if (message.type() === 'error' && !where.endsWith('/favicon.ico')) errors.push(`${message.text()} ${where}`);
+  });
+  page.on('pageerror', (error) => errors.push(String(error)));
+  if (failedResponses) {
+    page.on('response', (response) => {
+      if (response.status() >= 400) errors.push(`${response.status()} ${response.url()}`);
+    });
+  }
 }

@@ -7,7 +7,7 @@
 // would: unfolding them, typing, adding another field. First saved with the condition on the wrong field,
 // it shows that error; corrected, it saves. Prints one JSON report for test_admin_steps_browser.py and
 // saves screenshots in DIR.
-import { signIn, shootWhole } from './admin_pages.mjs';
+import { signIn, shootWhole, watchForErrors } from './admin_pages.mjs';
 import { launchChromium } from './chromium.mjs';
 import path from 'node:path';
 
@@ -45,16 +45,7 @@ async function unfoldStep(page, index) {
 try {
   const context = await browser.newContext({ viewport: { width: WIDTH, height: 800 } });
   const page = await context.newPage();
-  page.on('console', (message) => {
-    const where = message.location().url;
-    if (message.type() === 'error' && !where.endsWith('/favicon.ico')) {
-      report.consoleErrors.push(`${message.text()} ${where}`);
-    }
-  });
-  page.on('pageerror', (error) => report.consoleErrors.push(String(error)));
-  page.on('response', (response) => {
-    if (response.status() >= 400) report.consoleErrors.push(`${response.status()} ${response.url()}`);
-  });
+  watchForErrors(page, report.consoleErrors);
 
   await signIn(page, base, username, password, '/admin/mcpforms/formdefinition/add/');
 

@@ -11,7 +11,7 @@
 import { existsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { signIn, shootWhole } from './admin_pages.mjs';
+import { signIn, shootWhole, watchForErrors } from './admin_pages.mjs';
 import { launchChromium } from './chromium.mjs';
 
 const config = JSON.parse(process.argv[2]);
@@ -57,13 +57,7 @@ const browser = await launchChromium();
 try {
   const context = await browser.newContext({ viewport: { width: WIDTH, height: 800 } });
   const page = await context.newPage();
-  page.on('console', (message) => {
-    const where = message.location().url;
-    if (message.type() === 'error' && !where.endsWith('/favicon.ico')) {
-      report.consoleErrors.push(`${message.text()} ${where}`);
-    }
-  });
-  page.on('pageerror', (error) => report.consoleErrors.push(String(error)));
+  watchForErrors(page, report.consoleErrors, { failedResponses: false });
 
   await signIn(page, config.base, config.username, config.password, LIST);
   report.listed = await page.evaluate(() =>

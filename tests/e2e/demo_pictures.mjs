@@ -6,7 +6,7 @@
 // own), then, signed in as `username`, the whole change page of the form definition numbered `definition`
 // as `admin`. Prints one JSON report: { endpoint, stats: {label: number}, heading, fields, consoleErrors }.
 import path from 'node:path';
-import { signIn, shootWhole } from './admin_pages.mjs';
+import { signIn, shootWhole, watchForErrors } from './admin_pages.mjs';
 import { launchChromium } from './chromium.mjs';
 
 const config = JSON.parse(process.argv[2]);
@@ -25,16 +25,7 @@ try {
     await route.fulfill({ response });
   });
   const page = await context.newPage();
-  page.on('console', (message) => {
-    const where = message.location().url;
-    if (message.type() === 'error' && !where.endsWith('/favicon.ico')) {
-      report.consoleErrors.push(`${message.text()} ${where}`);
-    }
-  });
-  page.on('pageerror', (error) => report.consoleErrors.push(String(error)));
-  page.on('response', (response) => {
-    if (response.status() >= 400) report.consoleErrors.push(`${response.status()} ${response.url()}`);
-  });
+  watchForErrors(page, report.consoleErrors);
 
   await page.goto(`${shown.origin}/`);
   await page.waitForLoadState('networkidle');
