@@ -53,6 +53,16 @@ def tests(session: nox.Session, django: str) -> None:
     session.install("--quiet", "--editable", ".", "--group", "test", f"django=={django}.*")
     version = session.run("python", "-c", "import django; print(django.get_version())", silent=True)
     session.log(f"Django {str(version).strip()}")
-    # The install test builds and installs the package itself; the main run covers it once.
-    pytest = ["python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "--ignore=tests/install"]
+    # The install test builds and installs the package itself, and the end-to-end tests need the `e2e`
+    # group: the main run covers both, once.
+    pytest = [
+        "python",
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "--ignore=tests/install",
+        "--ignore=tests/e2e",
+    ]
     session.run(*pytest, "-m", "not e2e", *session.posargs)

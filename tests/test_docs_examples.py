@@ -341,9 +341,8 @@ def test_the_harness_runs_pages_to_the_contract(tmp_path):
         ("test_leftover", "test_it_keeps_a_server_alive"): "passed",
         at("c_broken_python", "x = 1"): "passed",
         at("c_broken_python", "assert x == 2"): "assert x == 2",
-        at(
-            "d_broken_json", '{"trailing": "comma",}'
-        ): "This json block does not parse: Expecting property name",
+        # After the colon comes json's own message, which Python 3.13 words otherwise.
+        at("d_broken_json", '{"trailing": "comma",}'): "This json block does not parse: ",
         at(
             "e_unknown_key", 'MCPFORMS = {"NOT_A_KEY": 1}'
         ): "mcpforms.W001: MCPFORMS has an unknown key 'NOT_A_KEY'.",
