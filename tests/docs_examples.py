@@ -74,9 +74,12 @@ def _source(document: Document, region: Region, lexeme: Lexeme) -> Lexeme:
     )
 
 
-def literal_blocks(document: Document) -> list[Region]:
-    """The fences of ``document`` whose content is shown as text (code, or a ````markdown example)."""
-    return [fence for fence in _FENCES(document) if _literal(fence.lexemes["info"].strip())]
+def literal_blocks(document: Document, fences: list[Region] | None = None) -> list[Region]:
+    """The fences of ``document`` (or those of its ``fences`` already lexed) whose content is shown as
+    text (code, or a ````markdown example)."""
+    if fences is None:
+        fences = list(_FENCES(document))
+    return [fence for fence in fences if _literal(fence.lexemes["info"].strip())]
 
 
 def inside(region: Region, outers: list[Region]) -> bool:
@@ -94,7 +97,7 @@ def code_blocks(document: Document) -> list[CodeBlock]:
     (their ``:name:`` option read) and invisible blocks, except those nested in another literal block."""
     path = Path(document.path)
     fences = list(_FENCES(document))
-    literal = [fence for fence in fences if _literal(fence.lexemes["info"].strip())]
+    literal = literal_blocks(document, fences)
     directives = {region.start: region for region in _DIRECTIVES(document)}
 
     def block(
