@@ -9,10 +9,13 @@ request, the form is bound again from what the task kept, for the requester, and
 
 from __future__ import annotations
 
+import hashlib
 import time
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
+
+from django import forms
 
 from mcpforms.answers import FormOutcome, validate_with_form
 from mcpforms.flow import Asking, Ready, run
@@ -62,9 +65,30 @@ def start(tool: FormTool, ctx: RequestContext, ready: Ready) -> dict[str, Any] |
     return started.created_result()
 
 
-def _ask_for_approval(tool: FormTool, ctx: RequestContext, ready: Ready, flow: str | None) -> dict[str, Any]:
-    if not ctx.accepts_tasks and tool.approval_requires_tasks:
+def page_flow(elicitation: str) -> str:
+    """The ``flow`` of the task a URL-mode page's submit makes: one per page row, whose link works once."""
+    return hashlib.sha256(f"mcpforms.url_mode.page\n{elicitation}".encode()).hexdigest()
+
+
+def start_from_page(
+    tool: FormTool, ctx: RequestContext, form: forms.BaseForm, *, elicitation: str
+) -> dict[str, Any]:
+    """The URL-mode page's submit of a tool with ``approval``: the approval request, made of the valid
+    form's values, and what the requester is told (the page acts in no MCP request, so never a task to
+    follow). The handler runs when staff approve, as for a call whose final round was an answer."""
+    values = {name: to_json(value) for name, value in form.cleaned_data.items() if name in form.fields}
+    return _ask_for_approval(tool, ctx, Ready(form, values), page_flow(elicitation))
+
+
+def needs_tasks_for(tool: FormTool, ctx: RequestContext) -> None:
+    """Raise -32021 when ``ctx``'s client cannot follow the task ``tool`` would make and the tool wants
+    only clients that can (``approval_requires_tasks``): before anyone is asked anything."""
+    if tool.approval is not None and tool.approval_requires_tasks and not ctx.accepts_tasks:
         raise tasks_required(f"the tool {tool.name!r}, whose calls wait for approval")
+
+
+def _ask_for_approval(tool: FormTool, ctx: RequestContext, ready: Ready, flow: str | None) -> dict[str, Any]:
+    needs_tasks_for(tool, ctx)
     started = start_task(
         ctx,
         tool=tool.name,

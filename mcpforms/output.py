@@ -62,5 +62,15 @@ def tool_result(value: Any) -> dict[str, Any]:
     return result
 
 
+def result_text(result: Mapping[str, Any]) -> str:
+    """The text blocks of a CallToolResult, joined: what a person reads of it."""
+    blocks = result.get("content")
+    if not isinstance(blocks, list):
+        return ""
+    return " ".join(
+        block["text"] for block in blocks if isinstance(block, dict) and isinstance(block.get("text"), str)
+    )
+
+
 def error_result(text: str) -> dict[str, Any]:
     return {"content": [{"type": "text", "text": text}], "isError": True}

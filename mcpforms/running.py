@@ -7,6 +7,7 @@ caller may use the tool and finds the object an update changes, ``complete`` run
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -20,6 +21,8 @@ from mcpforms.output import error_result, tool_result
 from mcpforms.protocol.context import RequestContext
 from mcpforms.protocol.errors import InsufficientScope
 from mcpforms.tools import FormTool
+
+logger = logging.getLogger(__name__)
 
 
 class Refusal(Exception):
@@ -57,9 +60,21 @@ def check_access(tool: FormTool, ctx: RequestContext, arguments: Any) -> models.
     return instance
 
 
-def run_handler(tool: FormTool, ctx: RequestContext, form: forms.BaseForm) -> dict[str, Any]:
+def run_handler(
+    tool: FormTool, ctx: RequestContext, form: forms.BaseForm, *, approved: bool = False
+) -> dict[str, Any]:
     """Run the handler on a valid form; return the CallToolResult. ``tool_completed`` follows once the
-    caller's transaction commits: every way of filling a form ends here, once per completed flow."""
+    caller's transaction commits: every way of filling a form ends here, once per completed flow.
+
+    The handler of a tool with ``approval`` runs only for a decision (``approved``, which only
+    ``mcpforms.approvals`` passes): whatever path a call took, this is the one place every path to the
+    handler passes, so the gate holds here too, should a path forget to make the approval request.
+    """
+    if tool.approval is not None and not approved:
+        logger.error("%r needs approval: its handler was called outside an approval, and did not run", tool)
+        return error_result(
+            f"{form_label(tool).capitalize()} needs approval before it runs; nothing was run."
+        )
     return handled(tool, ctx, form, tool.handle(ctx, form))
 
 

@@ -152,6 +152,8 @@ def result_of(
         case Showing():
             return _show(tool, outcome)
         case NeedsPage(values=values, problems=problems):
+            # The page's submit makes an approval request this client could not follow: refuse first.
+            form_tasks.needs_tasks_for(tool, ctx)
             return url_mode.ask_page(ctx, tool=tool, values=values, problems=problems)
         case OnThePage(elicitation=elicitation, declined=declined):
             if declined is not None:  # resume_page ends the call on either

@@ -122,7 +122,8 @@ class FormToolChecks:
         if tool.path == "url":
             return [
                 Error(
-                    "approval= cannot be set with path='url': the URL-mode page runs the handler itself.",
+                    "approval= cannot be set with path='url': every call would go to the URL-mode page, "
+                    "which answers a person, so no client could follow the approval request as a task.",
                     hint="Valid choices: path='auto' or path='form' for a tool that needs approval.",
                     obj=tool,
                     id="mcpforms.E409",

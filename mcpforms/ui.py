@@ -278,16 +278,19 @@ def render_done(
     *,
     title: str,
     result: Mapping[str, Any] | None = None,
+    note: str = "",
     request: HttpRequest | None = None,
 ) -> str:
     """Render ``mcpforms/url_done.html``, the URL-mode page once the form is submitted: what the user
     sent (never a password) and where to go next. ``result`` is the tool's CallToolResult, for templates
-    that want to show it; the default one does not, since it is written for the model."""
+    that want to show it; the default one does not, since it is written for the model. ``note`` is what
+    the user must know of what happens next ("Sent for approval as request #12…"), or nothing."""
     context = {
         "form": form,
         "title": title,
         "values": submitted_values(form),
         "result": result,
+        "note": note,
         "mode": "url",
     }
     return render_to_string(TEMPLATE_DONE, context, request=request)

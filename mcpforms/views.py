@@ -24,6 +24,8 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.clickjacking import xframe_options_deny
 from django.views.decorators.http import require_http_methods
 
+import mcpforms.form_tasks as form_tasks
+import mcpforms.output as output
 import mcpforms.running as running
 import mcpforms.serving as serving
 import mcpforms.ui as ui
@@ -174,11 +176,18 @@ def _submit(
                 "This form was already submitted: the link works once.",
                 status=410,
             )
-        result = running.run_handler(form_tool, ctx, form)
+        if form_tool.approval is not None:
+            # The page confirms what the user asks for; staff decide whether it runs (the approval gate
+            # holds on this path as on a call's final round).
+            result = form_tasks.start_from_page(form_tool, ctx, form, elicitation=str(row.pk))
+            note = output.result_text(result)
+        else:
+            result, note = running.run_handler(form_tool, ctx, form), ""
         UrlElicitation.objects.filter(pk=row.pk).update(result=result)
     # The user reads a confirmation of what they sent (``mcpforms/url_done.html``); the tool's result is
     # written for the model, which gets it on the client's retry.
-    return HttpResponse(ui.render_done(form, title=form_tool.get_title(), result=result, request=request))
+    html = ui.render_done(form, title=form_tool.get_title(), result=result, note=note, request=request)
+    return HttpResponse(html)
 
 
 def _wizard_step(

@@ -102,7 +102,8 @@ def test_a_tool_with_good_options_passes():
             SignupForm,
             {"approval": "auth.change_user", "path": "url"},
             "mcpforms.E409",
-            "approval= cannot be set with path='url': the URL-mode page runs the handler itself.",
+            "approval= cannot be set with path='url': every call would go to the URL-mode page, which "
+            "answers a person, so no client could follow the approval request as a task.",
             "Valid choices: path='auto' or path='form'",
         ),
     ],

@@ -263,7 +263,7 @@ def test_json_lists_every_tool_with_stable_keys():
     signup = tools["signup"]
     assert set(signup) == {
         "name", "title", "description", "source", "ask", "path", "update", "permission", "anonymous",
-        "paths", "submit_tool", "fields", "url_page_fields", "page_only_fields", "input_schema",
+        "paths", "runs", "submit_tool", "fields", "url_page_fields", "page_only_fields", "input_schema",
         "elicitation_schema", "error",
     }  # fmt: skip
     assert signup["source"] == {

@@ -117,6 +117,7 @@ def describe(tool: FormTool, source: dict[str, Any]) -> dict[str, Any]:
         "permission": None,
         "anonymous": False,
         "paths": [],
+        "runs": runs_text(tool),
         "submit_tool": None,
         "fields": [],
         "url_page_fields": [],
@@ -226,6 +227,20 @@ def source_text(source: dict[str, Any]) -> str:
     if source["kind"] == "source":
         return f"source {source['class']}"
     return f"code class {source['class']}" if source["class"] else f"code form {source['form']}"
+
+
+def runs_text(tool: FormTool) -> str:
+    """When the handler runs, whichever path filled the form: what an approval or background work adds."""
+    if tool.approval is not None:
+        who = (
+            f"holders of {tool.approval}"
+            if isinstance(tool.approval, str)
+            else "its approval rule's approvers"
+        )
+        return f"once staff approve the request ({who}); every path, the URL-mode page too, makes the request"
+    if tool.background:
+        return "on a worker for clients that follow tasks; in the request for others and on the URL-mode page"
+    return "in the request that completes the form"
 
 
 def paths_text(entry: dict[str, Any], *, long: bool = False) -> str:
@@ -371,6 +386,7 @@ class Command(BaseCommand):
             ("permission", entry["permission"] or "none"),
             ("anonymous", "yes" if entry["anonymous"] else "no"),
             ("paths", paths_text(entry, long=True)),
+            ("runs", entry["runs"]),
         ]
         if entry["error"]:
             lines.append(("error", entry["error"]))
