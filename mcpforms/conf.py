@@ -292,7 +292,8 @@ class Conf:
         integer(),
         check="mcpforms.E002",
         section=Section.SIGNING,
-        help="The most rows a `ModelChoiceField` may offer as a select list.",
+        help="The most rows a `ModelChoiceField` offers as a select list; past it, the field is asked as "
+        "plain text (the pk the form takes), which the form still validates, and the log says so once.",
     )
 
     # The endpoint

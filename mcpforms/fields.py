@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime
 import decimal
+import logging
 import weakref
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
@@ -21,6 +22,8 @@ from django.utils.choices import CallableChoiceIterator
 from django.utils.translation import get_language
 
 from mcpforms.conf import DEFAULTS, conf
+
+logger = logging.getLogger(__name__)
 
 FieldType = Literal[
     "text",
@@ -278,14 +281,33 @@ def _model_choice(field: forms.Field) -> dict[str, Any]:
     # Slice one past the cap: enough to know the cap is exceeded without loading the whole table.
     rows = list(field.queryset[: cap + 1]) if field.queryset is not None else []
     if len(rows) > cap:
-        raise FormConversionError(
-            f"{type(field).__name__} has more than {cap} choices (MCPFORMS['MAX_MODEL_CHOICES']); "
-            "narrow its queryset or raise the limit"
-        )
+        # The table grew past what a select can list (sign-ups do that): the field is the value the
+        # form takes (a pk, or the ``to_field_name``), which the form still validates.
+        _warn_grown(field, cap)
+        return {"type": "text"}
     options = tuple(
         Option(str(field.prepare_value(row)), str(field.label_from_instance(row))) for row in rows
     )
     return {"type": "text", "options": options}
+
+
+# The (model, field class) pairs the log was told of: once each per process is enough for a developer.
+_grown: set[tuple[str, str]] = set()
+
+
+def _warn_grown(field: forms.ModelChoiceField[Any], cap: int) -> None:
+    model = field.queryset.model._meta.label if field.queryset is not None else "?"
+    key = (model, type(field).__name__)
+    if key in _grown:
+        return
+    _grown.add(key)
+    logger.warning(
+        "A %s over %s has more than %s choices (MCPFORMS['MAX_MODEL_CHOICES']): it is asked as plain text, "
+        "the value the form takes, without its list. Narrow its queryset or raise the limit.",
+        key[1],
+        model,
+        cap,
+    )
 
 
 @register_converter(forms.ModelMultipleChoiceField)

@@ -80,7 +80,7 @@ def run_handler(
 
 def handled(tool: FormTool, ctx: RequestContext, form: forms.BaseForm, value: Any) -> dict[str, Any]:
     """What the handler returned, ``value``, as the CallToolResult, with ``tool_completed`` to follow."""
-    result = tool_result(value)
+    result = tool_result(value, fields=tool.get_result_fields(form))
     signals.send_completed(tool, ctx, form, result)
     return result
 

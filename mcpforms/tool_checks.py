@@ -3,7 +3,7 @@
 A bad option is reported by ``manage.py check`` under a stable id with a hint listing what is valid; it
 never raises while ``mcp_tools.py`` is imported. ``FormTool.check()`` runs these checks, and a tool that
 fails them is never served (``mcpforms.registry``), so a server started without ``check`` offers no tool
-that would misbehave. Ids: ``mcpforms.E401``–``E411``, ``W412``.
+that would misbehave. Ids: ``mcpforms.E401``–``E411``, ``W412``, ``E417``.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from typing import Any, Protocol
 
 from django import forms
 from django.core.checks import CheckMessage, Error, Warning
+from django.core.exceptions import FieldDoesNotExist
 
 import mcpforms.task_store as task_store
 from mcpforms.conf import conf
@@ -41,6 +42,8 @@ class CheckedTool(Protocol):
     def approval(self) -> object: ...
     @property
     def background(self) -> bool: ...
+    @property
+    def result_fields(self) -> object: ...
 
 
 class FormToolChecks:
@@ -56,6 +59,7 @@ class FormToolChecks:
             *self._check_fields(tool),
             *self._check_approval(tool),
             *self._check_tasks(tool),
+            *self._check_result_fields(tool),
         ]
 
     def _check_ask(self, tool: CheckedTool) -> list[CheckMessage]:
@@ -166,6 +170,38 @@ class FormToolChecks:
                 )
             ]
         return []
+
+    def _check_result_fields(self, tool: CheckedTool) -> list[CheckMessage]:
+        chosen = tool.result_fields
+        if chosen is None or chosen == "__all__":
+            return []
+        names = list(chosen) if isinstance(chosen, list | tuple) else None
+        model = getattr(getattr(tool.form_class, "_meta", None), "model", None)
+        if names is None or not all(isinstance(name, str) for name in names):
+            what = "it must be a list of field names"
+        elif model is None:
+            return []  # a plain form's handler may return any model: nothing to hold the names to
+        elif unknown := [name for name in names if not _is_field(model, name)]:
+            what = f"{', '.join(unknown)} {'is' if len(unknown) == 1 else 'are'} no field of {model.__name__}"
+        else:
+            return []
+        return [
+            Error(
+                f"result_fields={chosen!r}: {what}.",
+                hint="Valid choices: None (the pk and the form's fields), '__all__', or a list of the "
+                "model's field names.",
+                obj=tool,
+                id="mcpforms.E417",
+            )
+        ]
+
+
+def _is_field(model: Any, name: str) -> bool:
+    try:
+        model._meta.get_field(name)
+    except FieldDoesNotExist:
+        return False
+    return True
 
 
 def _one_of(

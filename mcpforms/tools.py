@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import inspect
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from functools import cached_property
 from typing import Any
 
@@ -57,7 +57,9 @@ _ON_THE_PAGE = "The user fills in the form on a web page before every call runs;
 # What a form tool's handler is: handler(request, the valid bound form) -> result. Not a protocol handler
 # (ToolHandler takes the arguments): it runs once, on a valid form, as FormTool.handle.
 FormHandler = Callable[[RequestContext, Any], Any]
-_DEFAULT_PERMISSION: Any = object()  # "the change permission of the model for updates, else none"
+_DEFAULT_PERMISSION: Any = object()
+#: ``result_fields`` for every field of the row, in the spelling of a ``ModelForm``'s ``fields``.
+ALL_FIELDS = "__all__"  # "the change permission of the model for updates, else none"
 
 
 class RegistrationError(ImproperlyConfigured):
@@ -173,6 +175,10 @@ class FormTool:
     #: Run ``handle`` through Django's tasks framework for a client that follows tasks (the call answers
     #: with a task, polled until the handler is done); other clients get the result in the request.
     background: bool = False
+    #: What the result carries of a model instance the handler returns (the saved object, by default):
+    #: None for its pk and the form's own fields (never a password), a list of model field names, or
+    #: ``"__all__"`` for every field of the row. The result reaches the model and the host's logs.
+    result_fields: Sequence[str] | str | None = None
     #: How long (seconds) a task of the tool lives; by default ``MCPFORMS["TASK_TTL"]``.
     task_ttl: int | None = None
     #: What checks the options (``manage.py check``, and before the tool is served).
@@ -249,6 +255,16 @@ class FormTool:
     def makes_tasks(self) -> bool:
         """Whether a call may become a task: it waits for approval, or its handler runs in the background."""
         return self.approval is not None or self.background
+
+    def get_result_fields(self, form: forms.BaseForm) -> tuple[str, ...] | None:
+        """The model fields a result shows of a saved object besides its pk, None for all of them:
+        ``result_fields``, or by default the fields of the valid ``form`` but its passwords."""
+        if self.result_fields == ALL_FIELDS:
+            return None
+        if self.result_fields is not None:
+            return tuple(self.result_fields)
+        secret = secret_names(form)
+        return tuple(name for name in form.fields if name not in secret)
 
     def get_queryset(self, request: RequestContext) -> models.QuerySet[Any]:
         """The objects an update may change (``update=True``); by default all of the model's."""
@@ -412,6 +428,7 @@ _OPTIONS = (
     "approval_requires_tasks",
     "background",
     "task_ttl",
+    "result_fields",
 )
 _CALLABLES = ("handler", "queryset", "form_kwargs")
 

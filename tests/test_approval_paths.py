@@ -199,8 +199,8 @@ def test_mcpforms_tools_says_every_path_of_an_approval_tool_waits_for_approval()
         registry_for(default_server).unregister("refund_listed")
     assert "form elicitation, URL-mode page" in out.getvalue()
     assert (
-        f"runs         once staff approve the request (holders of {APPROVE}); every path, the URL-mode page too, "
-        "makes the request"
+        f"runs         once staff approve the request (holders of {APPROVE}); every path, the URL-mode page "
+        "too, makes the request"
     ) in out.getvalue()
 
 

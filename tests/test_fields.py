@@ -13,6 +13,7 @@ from django.core.validators import (
 )
 from django.test import override_settings
 
+import mcpforms.fields as fields
 from mcpforms.fields import (
     AutoFormField,
     FormConversionError,
@@ -141,15 +142,18 @@ def test_model_choices_use_pk_or_to_field_name_and_the_instance_label(every, col
     assert len(every["palette"].options) == 2
 
 
-def test_model_choices_over_the_cap_raise_a_clear_error(colours):
-    with (
-        override_settings(MCPFORMS={"MAX_MODEL_CHOICES": 1}),
-        pytest.raises(FormConversionError) as caught,
-    ):
-        fields_for_form(EveryFieldForm)
-    message = str(caught.value)
-    assert message.startswith("EveryFieldForm.colour: ModelChoiceField has more than 1 choices")
-    assert "MAX_MODEL_CHOICES" in message
+def test_model_choices_over_the_cap_become_plain_text_with_one_warning(colours, caplog):
+    fields._grown.clear()
+    with override_settings(MCPFORMS={"MAX_MODEL_CHOICES": 1}):
+        converted = {auto.name: auto for auto in fields_for_form(EveryFieldForm)}
+        fields_for_form(EveryFieldForm)  # read again: told once
+    assert converted["colour"].type == "text" and converted["colour"].options == ()
+    assert converted["palette"].multiple and converted["palette"].options == ()
+    told = [record.getMessage() for record in caplog.records if "MAX_MODEL_CHOICES" in record.getMessage()]
+    assert [message.split(" has ")[0] for message in told] == [
+        "A ModelChoiceField over testapp.Colour",
+        "A ModelMultipleChoiceField over testapp.Colour",
+    ]
 
 
 @pytest.mark.parametrize("malformed", ["many", None, True, 0])

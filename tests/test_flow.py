@@ -415,19 +415,13 @@ def test_model_form_create_saves_once_and_returns_the_object(over_http):
         first, "add_gadget", {"name": "Lamp"}, add_gadget=accept(slug="lamp", stock=2, colour=str(red.pk))
     )
     lamp = Gadget.objects.get()
+    # The pk and the form's own fields, as the database stored them: never the rest of the row.
     assert done["structuredContent"] == {
         "pk": lamp.pk,
         "name": "Lamp",
         "slug": "lamp",
-        "price": "1.00",
         "stock": 2,
-        "active": True,
-        "released": None,
         "colour": red.pk,
-        "token": str(lamp.token),
-        "manual": None,
-        "notes": "",
-        "tags": [],
     }
 
 

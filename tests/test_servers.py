@@ -242,15 +242,20 @@ def test_a_server_with_tools_and_no_key_is_warned_of() -> None:
     assert warned()
 
 
+class Unmapped(forms.Field):
+    """A field class no converter maps."""
+
+
 def test_every_servers_forms_are_checked(billing: Server) -> None:
     class Shifty(forms.Form):
-        colour = forms.ModelChoiceField(queryset=Colour.objects.all())
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            if Colour.objects.exists():  # what the database holds decides the fields
+                self.fields["odd"] = Unmapped()
 
     register(Shifty, name="shifty", server=billing)
     Colour.objects.create(name="Red", code="#f00")
-    Colour.objects.create(name="Blue", code="#00f")
-    with override_settings(MCPFORMS={"MAX_MODEL_CHOICES": 1}):
-        (message,) = [m for m in check_registered_forms() if "'shifty'" in m.msg]
+    (message,) = [m for m in check_registered_forms() if "'shifty'" in m.msg]
     assert message.id == "mcpforms.E101"
     assert "'shifty' on the server 'billing'" in message.msg
 

@@ -17,6 +17,7 @@ from mcpforms.tools import FormTool
 from tests.core_client import CoreClient
 from tests.forms import SignupForm
 from tests.test_setup_checks import NO_URLS, check
+from tests.testapp.models import Colour
 
 
 class Odd(forms.Field):
@@ -25,6 +26,12 @@ class Odd(forms.Field):
 
 class OddForm(forms.Form):
     odd = Odd()
+
+
+class ColourForm(forms.ModelForm):
+    class Meta:
+        model = Colour
+        fields = ["name"]
 
 
 class PasswordForm(forms.Form):
@@ -97,6 +104,20 @@ def test_a_tool_with_good_options_passes():
             "mcpforms.E408",
             "approval= cannot be set on PasswordForm: its fields password (passwords or files) would wait",
             "Leave those fields out of the form that needs approval.",
+        ),
+        (
+            ColourForm,
+            {"result_fields": ["name", "password"]},
+            "mcpforms.E417",
+            "result_fields=['name', 'password']: password is no field of Colour.",
+            "Valid choices: None (the pk and the form's fields), '__all__', or a list of the model's",
+        ),
+        (
+            ColourForm,
+            {"result_fields": "name"},
+            "mcpforms.E417",
+            "result_fields='name': it must be a list of field names.",
+            "Valid choices: None (the pk and the form's fields), '__all__'",
         ),
         (
             SignupForm,
