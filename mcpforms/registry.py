@@ -229,7 +229,7 @@ class _ToolSlot(Deferred[Tool]):
 
 class _SubmitSlot(_ToolSlot):
     """The app-only submit tool of a form tool's UI, which a form without one turns out not to have. It
-    exists only for hosts that declared MCP Apps (``serving.submit_visible``, spec §11.2): any other
+    exists only for hosts that declared MCP Apps (``serving.offered_to_apps``, spec §11.2): any other
     caller's listing passes over it without building it."""
 
     __slots__ = ()
@@ -242,7 +242,7 @@ class _SubmitSlot(_ToolSlot):
         return serving.submit_tool_of(self.form_tool)
 
     def visible_to(self, ctx: RequestContext) -> bool:
-        return serving.submit_visible(self.form_tool, ctx)
+        return serving.offered_to_apps(ctx) and self.form_tool.may_use(ctx)
 
 
 def tool_slots(form_tool: FormTool) -> tuple[Deferred[Tool], Deferred[Tool]]:

@@ -74,15 +74,16 @@ def submit_tool_of(tool: FormTool) -> Tool | None:
         handler=partial(serve_submit, tool),
         annotations=tool.tool_annotations,
         meta=ui.tool_meta(tool.name, app_only=True),
-        visible=partial(submit_visible, tool),
+        visible=tool.may_use,
+        offered=offered_to_apps,
     )
 
 
-def submit_visible(tool: FormTool, ctx: RequestContext) -> bool:
+def offered_to_apps(ctx: RequestContext) -> bool:
     """An app-only submit tool exists for hosts that render the UI that calls it: a client that declared
     no MCP Apps support (in this request, or in its 2025-era session) neither lists nor calls it, and its
-    model is not invited to."""
-    return ui.supports_apps(ctx.client_capabilities) and tool.may_use(ctx)
+    model is not invited to, whoever the caller is."""
+    return ui.supports_apps(ctx.client_capabilities)
 
 
 def _version(tool: FormTool) -> str | None:

@@ -39,7 +39,7 @@ from mcpforms.protocol.primitives import Tool
 from mcpforms.protocol.state import InvalidState, StaleState, load_state
 from mcpforms.running import Refusal, check_access
 from mcpforms.schema import OTHER_PATH_TYPES
-from mcpforms.serving import choose_way, submit_visible
+from mcpforms.serving import choose_way, offered_to_apps
 from mcpforms.wizard_formsets import describe_row_problems
 from mcpforms.wizard_rounds import Recorded, WizardOutcome
 from mcpforms.wizards import STARTED_OVER, WizardTool
@@ -78,7 +78,8 @@ def submit_tool_of(tool: WizardTool) -> Tool | None:
         handler=partial(serve_submit, tool),
         annotations=tool.tool_annotations,
         meta=ui.tool_meta(tool.name, app_only=True),
-        visible=partial(submit_visible, tool),
+        visible=tool.may_use,
+        offered=offered_to_apps,
     )
 
 

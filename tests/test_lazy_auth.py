@@ -12,6 +12,7 @@ from contextlib import contextmanager
 from typing import Any
 
 import pytest
+from django import forms
 from django.contrib.auth.models import AnonymousUser, Permission, User
 from django.http import HttpResponse
 from django.http.response import HttpResponseBase
@@ -39,6 +40,14 @@ OAUTH = {
 }
 NO_OAUTH = {"AUTHENTICATION": ["mcpforms.auth.AccessTokenAuth"], "BASE_URL": "http://testserver"}
 SIGN_IN = f'Bearer realm="mcp", resource_metadata="{METADATA}", scope="mcp"'
+
+
+class AssignForm(forms.Form):
+    """Assign a ticket to a colleague."""
+
+    ticket = forms.CharField()
+    assignee = forms.ModelChoiceField(queryset=User.objects.order_by("username"))
+    priority = forms.ChoiceField(choices=[("low", "Low"), ("high", "High")], initial="low")
 
 
 class ScopedTool(FormTool):
@@ -259,6 +268,56 @@ def test_with_oauth_an_anonymous_listing_shows_what_signing_in_opens_to_any_user
         "whoami",
     ]
     assert names(client.call("prompts/list"), "prompts") == ["welcome"]
+
+
+@override_settings(MCPFORMS=OAUTH)
+def test_with_oauth_an_anonymous_listing_shows_what_a_tool_is_for_not_the_data_it_offers(
+    wire, application, ada
+):
+    User.objects.create_user("grace")
+    register(AssignForm, server=server, name="assign")  # any signed-in user; its choices are users
+    try:
+        listed_then_signed_in(wire, application, ada)
+    finally:
+        registry_for(server).unregister("assign")
+
+
+def listed_then_signed_in(wire: type[Wire], application: Any, ada: User) -> None:
+    client = wire(capabilities=ELICITATION | APPS)
+    listing = client.call("tools/list")
+    tools = {entry["name"]: entry for entry in rpc(listing)["result"]["tools"]}
+    for name in ("assign", "assign_submit"):
+        assert name in tools  # listed, so that calling it asks the user to sign in
+        schema = tools[name]["inputSchema"]
+        assert set(schema["properties"]) == {"ticket", "assignee", "priority"}
+        assert schema["properties"]["assignee"] == {"type": "string", "title": "Assignee"}
+        assert schema["properties"]["priority"] == {"type": "string", "title": "Priority"}
+        assert "_meta" not in tools[name]  # nor the form UI it cannot open yet
+    assert "grace" not in listing.content.decode() and "ada" not in listing.content.decode()
+    # What anonymous callers may use is listed whole.
+    assert "oneOf" in tools["signup"]["inputSchema"]["properties"]["plan"]
+    # Signed in, the same tool shows its choices.
+    signed_in = wire(token=issue(application, ada, resource=ENDPOINT), capabilities=ELICITATION | APPS)
+    (assign,) = [t for t in rpc(signed_in.call("tools/list"))["result"]["tools"] if t["name"] == "assign"]
+    assert [choice["title"] for choice in assign["inputSchema"]["properties"]["assignee"]["oneOf"]] == [
+        "ada",
+        "grace",
+    ]
+
+
+@override_settings(MCPFORMS=OAUTH)
+def test_an_app_only_submit_tool_is_unknown_to_a_client_without_apps_whoever_calls(wire, application, ada):
+    # Signing in would not make the client render MCP Apps: no challenge, whatever the tool needs.
+    for name in ("signup_submit", "members_submit"):
+        assert_unknown(
+            wire().call("tools/call", {"name": name, "arguments": {}}), -32602, f"Unknown tool: {name}"
+        )
+    signed_in = wire(token=issue(application, ada, resource=ENDPOINT))
+    assert_unknown(
+        signed_in.call("tools/call", {"name": "members_submit", "arguments": {}}),
+        -32602,
+        "Unknown tool: members_submit",
+    )
 
 
 @override_settings(MCPFORMS=OAUTH)

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from operator import attrgetter
 from typing import Any, TypeVar
 
 from mcp_types.methods import validate_client_request
@@ -146,14 +147,16 @@ def _listing(
     field: str,
     pick: Callable[[Any], Any] | None = None,
     peek: Callable[[Any], bool] | None = None,
+    entry: Callable[[Any], dict[str, Any]] = attrgetter("entry"),
 ) -> dict[str, Any]:
-    """One page of ``items``, sorted by ``key``; ``pick`` and ``peek`` as ``pagination.page`` has them."""
+    """One page of ``items``, sorted by ``key``; ``pick`` and ``peek`` as ``pagination.page`` has them;
+    ``entry`` is what the page shows of an item."""
     cursor, size = call.params.get("cursor"), conf.PAGE_SIZE
     if pick is None:
         chunk, next_cursor = page(items, key=key, cursor=cursor, size=size)
     else:
         chunk, next_cursor = page(items, key=key, cursor=cursor, size=size, pick=pick, peek=peek)
-    result: dict[str, Any] = {field: [item.entry for item in chunk]}
+    result: dict[str, Any] = {field: [entry(item) for item in chunk]}
     if next_cursor is not None:
         result["nextCursor"] = next_cursor
     return result
@@ -195,8 +198,17 @@ def list_tools(call: Call) -> dict[str, Any]:
     def coming(slot: Deferred[Tool]) -> bool:
         return slot.visible_to(caller) and (slot.certain or shown(slot) is not None)
 
+    # An anonymous caller who may sign in is shown, besides what they may use, what signing in opens:
+    # those tools are listed by what they are for, not with the data their schemas offer a user.
+    as_caller = replace(caller, method="tools/call") if caller.may_sign_in else None
+
+    def entry(tool: Tool) -> dict[str, Any]:
+        return tool.sign_in_entry if as_caller is not None and not tool.visible_to(as_caller) else tool.entry
+
     slots = call.server.tools.slots()
-    return _listing(call, slots, key=lambda slot: slot.key, field="tools", pick=shown, peek=coming)
+    return _listing(
+        call, slots, key=lambda slot: slot.key, field="tools", pick=shown, peek=coming, entry=entry
+    )
 
 
 def list_prompts(call: Call) -> dict[str, Any]:
@@ -218,7 +230,10 @@ def _seen(call: Call, item: Seen | None, kind: str, name: Any) -> Seen:
         raise invalid_params(f"Unknown {kind}: {name}")
     caller = _caller(call, f"{kind}:{name}")
     if not item.visible_to(caller):
-        raise hidden(caller, f"the {kind} {name!r}", invalid_params(f"Unknown {kind}: {name}"))
+        unknown = invalid_params(f"Unknown {kind}: {name}")
+        if isinstance(item, Tool) and not item.offered_to(caller):
+            raise unknown  # the client cannot use it, whoever signs in
+        raise hidden(caller, f"the {kind} {name!r}", unknown)
     return item
 
 

@@ -45,6 +45,34 @@ def _drop_none(entry: dict[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in entry.items() if value is not None}
 
 
+# What a JSON Schema says a value may or must be, as opposed to its shape: choices and defaults.
+_VALUE_KEYWORDS = frozenset({"enum", "const", "oneOf", "anyOf", "default", "examples"})
+# Where a schema holds schemas: by name (``properties``), one (``items``), or several (``allOf``).
+_SCHEMA_MAPS = frozenset({"properties", "patternProperties", "$defs", "definitions"})
+_SCHEMA_ONE = frozenset({"items", "additionalProperties", "not", "contains", "propertyNames"})
+_SCHEMA_LISTS = frozenset({"allOf", "prefixItems"})
+
+
+def _without_values(schema: Any) -> Any:
+    """``schema`` with every choice and default left out, at any depth: only the shape remains. Property
+    names are data, not keywords: a field called "default" stays."""
+    if not isinstance(schema, Mapping):
+        return schema
+    kept: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key in _VALUE_KEYWORDS:
+            continue
+        if key in _SCHEMA_MAPS and isinstance(value, Mapping):
+            kept[key] = {name: _without_values(item) for name, item in value.items()}
+        elif key in _SCHEMA_ONE:
+            kept[key] = _without_values(value)
+        elif key in _SCHEMA_LISTS and isinstance(value, list):
+            kept[key] = [_without_values(item) for item in value]
+        else:
+            kept[key] = value
+    return kept
+
+
 @dataclass(frozen=True)
 class Tool:
     """A tool: ``handler(ctx, arguments)`` returns a CallToolResult or an input_required result.
@@ -64,6 +92,10 @@ class Tool:
     state_version: StateVersion | None = field(default=None, compare=False)
     # Who may see the tool at all: a caller for whom this is False finds it neither listed nor callable.
     visible: Visibility | None = field(default=None, compare=False)
+    # Whether the tool exists for the client at all, whoever calls (an app-only tool, for hosts that
+    # render MCP Apps): a client for whom this is False is told it does not exist, never to sign in,
+    # since signing in would not change what the client can do.
+    offered: Visibility | None = field(default=None, compare=False)
     # The work of a task this tool's handler started (mcpforms.task_store.start_task), run once per turn
     # outside the request, with the task's arguments and the answers its input requests got so far: a
     # CallToolResult completes the task, an input_required result asks the client through tasks/update,
@@ -71,7 +103,10 @@ class Tool:
     task_turn: TaskTurn | None = field(default=None, compare=False)
 
     def visible_to(self, ctx: RequestContext) -> bool:
-        return self.visible is None or self.visible(ctx)
+        return self.offered_to(ctx) and (self.visible is None or self.visible(ctx))
+
+    def offered_to(self, ctx: RequestContext) -> bool:
+        return self.offered is None or self.offered(ctx)
 
     def __post_init__(self) -> None:
         if not TOOL_NAME.fullmatch(self.name):
@@ -95,6 +130,15 @@ class Tool:
                 "_meta": _plain(self.meta),
             }
         )
+
+    @cached_property
+    def sign_in_entry(self) -> dict[str, Any]:
+        """The tool as ``tools/list`` lists it to an anonymous caller who may use it once signed in: what
+        it is for and what it takes, never the data its schema offers a user (choices, which a form may
+        read from the database, and defaults), nor a UI it cannot open yet."""
+        entry = {key: value for key, value in self.entry.items() if key != "_meta"}
+        entry["inputSchema"] = _without_values(entry["inputSchema"])
+        return entry
 
     @cached_property
     def param_headers(self) -> ParamHeaders:
