@@ -13,7 +13,7 @@ from __future__ import annotations
 import weakref
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from functools import partial
-from typing import Any, TypedDict, TypeVar, Unpack
+from typing import Any, NoReturn, TypedDict, TypeVar, Unpack
 
 from django import forms
 from django.apps import AppConfig
@@ -310,7 +310,7 @@ def register(
     *,
     server: Server | None = None,
     **options: Unpack[ToolOptions],
-) -> None:
+) -> Registered:
     """Expose a form as an MCP tool, as ``admin.site.register`` exposes a model: a ``FormTool`` subclass
     as it is, or a form class with ``options`` (``FormTool``'s attributes), which builds the subclass. Its
     handler is the default one (a ModelForm saves, a plain form echoes its data); ``@tool`` gives it yours.
@@ -321,7 +321,29 @@ def register(
         built = form
     else:
         built = tool_class(form, **options)
-    registry_for(server or default_server).add_tool(built())
+    made = built()
+    registry = registry_for(server or default_server)
+    registry.add_tool(made)
+    return Registered(registry, made, form)
+
+
+class Registered:
+    """What ``register()`` returns: nothing to use, but a clear error for ``@register(Form)`` written
+    above a function, the way ``@admin.register`` decorates a class — ``register`` registers at once and
+    decorates nothing, so the function would silently not be the handler."""
+
+    def __init__(self, registry: Registry, made: FormTool, form: type[Any]) -> None:
+        self._registry, self._made, self._form = registry, made, form
+
+    def __call__(self, decorated: Any) -> NoReturn:
+        self._registry.unregister(self._made.name)  # nothing half-registered stays behind
+        what = getattr(decorated, "__name__", repr(decorated))
+        raise RegistrationError(
+            f"mcpforms.register({self._form.__name__}) registers the form at once and decorates nothing, "
+            f"so {what} would not be its handler. To make {what} the handler, decorate it with "
+            f"@mcpforms.tool({self._form.__name__}) instead; to register a FormTool subclass, call "
+            "mcpforms.register(YourTool) after the class."
+        )
 
 
 def tool(

@@ -278,3 +278,31 @@ def test_a_tool_that_fails_to_convert_is_left_out_of_the_list_not_the_list_broke
     assert "Odd has no mapping" in caplog.text
     error = CoreClient(server).send("tools/call", {"name": "b", "arguments": {}})["error"]
     assert error["code"] == -32603  # as before: a tool that cannot be defined is the server's fault
+
+
+def test_register_written_as_a_decorator_fails_at_that_line_naming_mcpforms_tool():
+    class ContactForm(forms.Form):
+        email = forms.EmailField()
+
+    server = Server()
+    with pytest.raises(RegistrationError) as refused:
+
+        @mcpforms.register(ContactForm, server=server)
+        def contact(request: Any, form: Any) -> str:
+            return "Thanks."
+
+    assert str(refused.value) == (
+        "mcpforms.register(ContactForm) registers the form at once and decorates nothing, so contact would "
+        "not be its handler. To make contact the handler, decorate it with @mcpforms.tool(ContactForm) "
+        "instead; to register a FormTool subclass, call mcpforms.register(YourTool) after the class."
+    )
+    assert server.tools.get("contact") is None  # the echo tool it registered first is gone again
+
+
+def test_register_as_a_plain_call_still_registers_the_form():
+    class ContactForm(forms.Form):
+        email = forms.EmailField()
+
+    server = Server()
+    mcpforms.register(ContactForm, server=server)
+    assert server.tools.get("contact") is not None
