@@ -27,6 +27,16 @@ from django.utils.module_loading import import_string
 
 T = TypeVar("T")
 
+# Where the documentation is published: what check hints and messages link to, never a repository path.
+DOCUMENTATION = "https://mcpforms.readthedocs.io/en/latest/"
+
+
+def docs_page(page: str) -> str:
+    """The address of a page of the documentation, as its source path names it: ``reference/settings``
+    (with an optional ``#anchor``)."""
+    path, _, anchor = page.partition("#")
+    return f"{DOCUMENTATION}{path}.html" + (f"#{anchor}" if anchor else "")
+
 
 class Section(Enum):
     """A heading of the settings reference (unique on its page, where it is an anchor); each check of the

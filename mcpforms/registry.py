@@ -190,8 +190,11 @@ class Registry:
     def conversion_failures(self) -> list[tuple[str, FormConversionError]]:
         """Instantiate every registered form and return those that fail to convert."""
         failures = []
+        # A tool whose own checks fail (an unmapped declared field is E405) is reported by them once.
         readers: list[tuple[str, Callable[[], object]]] = [
-            (form_tool.name, partial(form_tool.fields_for, None)) for form_tool in self._tools.values()
+            (form_tool.name, partial(form_tool.fields_for, None))
+            for form_tool in self._tools.values()
+            if not any(message.is_serious() for message in form_tool.check())
         ]
         readers += [
             (prompt.name, partial(fields_for_form, prompt.form_class)) for prompt in self._prompts.values()

@@ -16,7 +16,7 @@ from django.core.checks import CheckMessage, Error, Warning
 from django.core.exceptions import FieldDoesNotExist
 
 import mcpforms.task_store as task_store
-from mcpforms.conf import conf
+from mcpforms.conf import conf, docs_page
 from mcpforms.fields import converter_for, declared_fields, too_many_fields
 from mcpforms.flow import ASK_MODES, PATHS
 
@@ -236,8 +236,8 @@ def field_errors(form_class: type[forms.BaseForm], *, obj: object = None) -> lis
         Error(
             f"{form_class.__name__}.{name}: {type(form_field).__name__} has no mapping; register one "
             "with mcpforms.fields.register_converter",
-            hint="Valid choices: the field classes of the field table in docs/reference/fields.md and their "
-            "subclasses, or a class you map with @mcpforms.fields.register_converter.",
+            hint=f"Valid choices: the field classes of the field table at {docs_page('reference/fields')} "
+            "and their subclasses, or a class you map with @mcpforms.fields.register_converter.",
             obj=obj,
             id="mcpforms.E405",
         )

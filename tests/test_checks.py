@@ -54,12 +54,26 @@ def test_e004_state_key_fallbacks(fallbacks):
         assert ids(check_settings()) == ["mcpforms.E004"]
 
 
-def test_w001_unknown_keys_list_the_valid_ones():
-    with override_settings(MCPFORMS={"STATE_MAX_AGES": 60}):
+@pytest.mark.parametrize(
+    ("key", "hint"),
+    [
+        ("STATE_MAX_AGES", "Did you mean 'STATE_MAX_AGE'?"),
+        ("base_url", "Did you mean 'BASE_URL'?"),
+        ("BASEURL", "Did you mean 'BASE_URL'?"),
+        (
+            "COLOUR_SCHEME",
+            "No setting has that name; every key is listed at "
+            "https://mcpforms.readthedocs.io/en/latest/reference/settings.html.",
+        ),
+    ],
+)
+def test_w001_an_unknown_key_suggests_the_nearest_setting(key, hint):
+    with override_settings(MCPFORMS={key: 60}):
         (message,) = check_settings()
     assert isinstance(message, Warning)
     assert message.id == "mcpforms.W001"
-    assert "STATE_MAX_AGE" in str(message.hint)
+    assert str(message.hint).startswith(hint)
+    assert "ALLOWED_ORIGINS" not in str(message.hint)  # not a list of every key
 
 
 def test_w002_fallbacks_without_a_dedicated_key():

@@ -5,7 +5,7 @@ from typing import Any
 
 import pytest
 from django import forms
-from django.core.checks import CheckMessage, Error
+from django.core.checks import CheckMessage, Error, run_checks
 from django.test import override_settings
 
 import mcpforms
@@ -306,3 +306,13 @@ def test_register_as_a_plain_call_still_registers_the_form():
     server = Server()
     mcpforms.register(ContactForm, server=server)
     assert server.tools.get("contact") is not None
+
+
+def test_one_unmapped_field_is_reported_once():
+    server = Server(key="reported-once")
+    register(OddForm, server=server, name="odd_once")
+    try:
+        reported = [message.id for message in run_checks() if "odd_once" in str(message.obj) + message.msg]
+    finally:
+        registry_for(server).unregister("odd_once")
+    assert reported == ["mcpforms.E405"]  # its own check says it; E101 does not say it again

@@ -89,7 +89,8 @@ def test_a_tool_with_good_options_passes():
             {},
             "mcpforms.E405",
             "OddForm.odd: Odd has no mapping; register one with mcpforms.fields.register_converter",
-            "Valid choices: the field classes of the field table in docs/reference/fields.md",
+            "Valid choices: the field classes of the field table at https://mcpforms.readthedocs.io/en/latest/"
+            "reference/fields.html",
         ),
         (
             SignupForm,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Sequence
 from typing import Any
 
@@ -9,7 +10,16 @@ from django.apps import AppConfig
 from django.core.checks import CheckMessage, Error, Tags, Warning, register
 
 from mcpforms.checks.common import invalid_values
-from mcpforms.conf import SETTINGS, Section, user_settings
+from mcpforms.conf import SETTINGS, Section, docs_page, user_settings
+
+
+def _nearest(unknown: object) -> str:
+    """What the key was probably meant to be (a typo, or another case), else where every key is listed."""
+    typed = str(unknown)
+    close = difflib.get_close_matches(typed.upper(), SETTINGS, n=1, cutoff=0.6)
+    if close:
+        return f"Did you mean {close[0]!r}?"
+    return f"No setting has that name; every key is listed at {docs_page('reference/settings')}."
 
 
 @register(Tags.security)
@@ -24,12 +34,8 @@ def check_settings(app_configs: Sequence[AppConfig] | None = None, **kwargs: Any
             )
         ]
     messages: list[CheckMessage] = [
-        Warning(
-            f"MCPFORMS has an unknown key {unknown!r}.",
-            hint=f"Valid keys: {', '.join(sorted(SETTINGS))}.",
-            id="mcpforms.W001",
-        )
-        for unknown in sorted(set(configured) - set(SETTINGS))
+        Warning(f"MCPFORMS has an unknown key {unknown!r}.", hint=_nearest(unknown), id="mcpforms.W001")
+        for unknown in sorted(set(configured) - set(SETTINGS), key=str)
     ]
     invalid = invalid_values(configured, Section.SIGNING, Section.TASKS, Section.CLEANUP)
     messages += invalid.values()
