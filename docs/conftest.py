@@ -126,10 +126,12 @@ def check(example: Example, value: dict[str, Any]) -> str | None:
     Only the project and the page count: the servers alive before the page began (tests that ran earlier
     in the same process keep theirs, on module level) are hidden from the checks, and of the rest only
     what the value brings counts, the messages the checks do not give under an empty ``MCPFORMS``."""
+    # The Django settings a page sets beside MCPFORMS, which mcpforms' checks compare it with.
+    beside = {name: example.namespace[name] for name in ("ALLOWED_HOSTS",) if name in example.namespace}
     with hidden(_foreign.get(example.document, weakref.WeakSet())):
         with override_settings(MCPFORMS={}):
             regardless = checks.run_checks()
-        with override_settings(MCPFORMS=value):
+        with override_settings(MCPFORMS=value, **beside):
             messages = [message for message in checks.run_checks() if message not in regardless]
     expected, _line = _expected.pop(example.document, (set(), 0))
     ours = {message.id for message in messages if is_our_warning(message)}

@@ -129,6 +129,31 @@ def _unauthorized(request: HttpRequest) -> str:
     return "Unauthorized: send an access token as 'Authorization: Bearer <token>'"
 
 
+def _quoted(header: str) -> str:
+    """A header's value as a refusal may quote it: cut short, since anyone may send anything."""
+    return repr(header if len(header) <= 200 else header[:200] + "…")
+
+
+def _host_refused(request: HttpRequest) -> str:
+    sent = request.META.get("HTTP_X_FORWARDED_HOST") or request.META.get("HTTP_HOST", "")
+    return (
+        f"Forbidden: the Host {_quoted(sent)} is not allowed; add it to ALLOWED_HOSTS in the Django settings "
+        "if this site is served under that name"
+    )
+
+
+def _origin_refused(request: HttpRequest, host: str) -> str:
+    # Behind a proxy that ends TLS, Django sees http unless SECURE_PROXY_SSL_HEADER says otherwise: a
+    # browser's https Origin then differs from the endpoint's own by its scheme alone.
+    expected = f"{request.scheme}://{host}"
+    return (
+        f"Forbidden: the Origin {_quoted(request.META.get('HTTP_ORIGIN', ''))} is not allowed; this endpoint "
+        f"accepts its own, {expected!r}, and those in MCPFORMS['ALLOWED_ORIGINS']. Behind a proxy that "
+        "serves https, set SECURE_PROXY_SSL_HEADER so that Django sees the scheme the browser used; to let "
+        "another site's pages call the endpoint, add their origin to MCPFORMS['ALLOWED_ORIGINS']"
+    )
+
+
 def _origin_allowed(request: HttpRequest, host: str) -> bool:
     """Spec §8.6: a browser's Origin must be the endpoint's own or one the settings allow."""
     origin = request.META.get("HTTP_ORIGIN")
@@ -381,9 +406,9 @@ def _serve(server: Server, request: HttpRequest, auth: Sequence[Auth]) -> HttpRe
         # get_host() is what enforces ALLOWED_HOSTS, the first defence against DNS rebinding (spec §8.6).
         host = request.get_host()
     except DisallowedHost:
-        return _refusal(403, "Forbidden: this Host is not allowed")
+        return _refusal(403, _host_refused(request))
     if not _origin_allowed(request, host):
-        return _refusal(403, "Forbidden: this Origin is not allowed")
+        return _refusal(403, _origin_refused(request, host))
     try:
         user = authenticate(request, auth, anonymous=server.admits_anonymous)
     except HttpError as refusal:

@@ -96,8 +96,35 @@ def test_disallowed_host_is_forbidden():
     assert body_of(response) == {
         "jsonrpc": "2.0",
         "id": None,
-        "error": {"code": -32600, "message": "Forbidden: this Host is not allowed"},
+        "error": {
+            "code": -32600,
+            "message": "Forbidden: the Host 'evil.example.com' is not allowed; add it to ALLOWED_HOSTS in "
+            "the Django settings if this site is served under that name",
+        },
     }
+
+
+def test_an_origin_refused_behind_a_tls_proxy_names_what_was_sent_what_is_expected_and_both_fixes():
+    # A proxy ends TLS: the browser's Origin is https, Django sees http without SECURE_PROXY_SSL_HEADER.
+    response = post("server/discover", HTTP_ORIGIN="https://testserver")
+    assert response.status_code == 403
+    message = body_of(response)["error"]["message"]
+    assert message.startswith("Forbidden: the Origin 'https://testserver' is not allowed;")
+    assert "accepts its own, 'http://testserver', and those in MCPFORMS['ALLOWED_ORIGINS']" in message
+    assert "SECURE_PROXY_SSL_HEADER" in message
+    with override_settings(SECURE_PROXY_SSL_HEADER=("HTTP_X_FORWARDED_PROTO", "https")):
+        fixed = post(
+            "server/discover",
+            HTTP_HOST="testserver",
+            HTTP_ORIGIN="https://testserver",
+            HTTP_X_FORWARDED_PROTO="https",
+        )
+    assert fixed.status_code == 200
+
+
+def test_a_refusal_quotes_a_long_origin_cut_short():
+    message = body_of(post("server/discover", HTTP_ORIGIN="http://" + "a" * 5000))["error"]["message"]
+    assert len(message) < 1000
 
 
 @pytest.mark.parametrize(

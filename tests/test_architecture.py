@@ -56,6 +56,7 @@ LAYERS: list[tuple[str, set[str]]] = [
         {
             "",
             "api",
+            "mounts",
             "auth",
             "oauth",
             "readiness",

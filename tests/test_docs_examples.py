@@ -240,6 +240,7 @@ assert "Point" not in globals()
 % provider.enable()
 
 ```python
+ALLOWED_HOSTS = ["forms.example.com"]
 MCPFORMS = {"AUTHENTICATION": ["mcpforms.oauth.OAuth2Auth"], "BASE_URL": "https://forms.example.com"}
 ```
 
@@ -333,10 +334,7 @@ def test_the_harness_runs_pages_to_the_contract(tmp_path):
         ): "passed",
         at("b_second", "from django.conf import settings"): "passed",
         at("b_second", "% provider = override_settings(OAUTH2_PROVIDER=mcpforms.oauth.settings())"): "passed",
-        at(
-            "b_second",
-            'MCPFORMS = {"AUTHENTICATION": ["mcpforms.oauth.OAuth2Auth"], "BASE_URL": "https://forms.example.com"}',
-        ): "passed",  # not the leftover's W326
+        at("b_second", 'ALLOWED_HOSTS = ["forms.example.com"]'): "passed",  # not the leftover's W326
         at("b_second", "% provider.disable()"): "passed",
         ("test_leftover", "test_it_keeps_a_server_alive"): "passed",
         at("c_broken_python", "x = 1"): "passed",

@@ -16,6 +16,7 @@ SECRET_KEY = "setup-checks-0123456789abcdef0123456789abcdef"
 INSTALLED_APPS = ["django.contrib.contenttypes", "django.contrib.auth", "mcpforms", *EXTRA_APPS]
 DATABASES = {"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": ":memory:"}}
 ROOT_URLCONF = "site_pkg.urls"
+ALLOWED_HOSTS = ["forms.example.com"]
 USE_TZ = True
 MCPFORMS = MCPFORMS_SETTING
 """
@@ -54,7 +55,9 @@ NO_URLS = "urlpatterns = []\n"
 PAGE_URLS = """
 from django.urls import include, path
 
-urlpatterns = [path("mcpforms/", include("mcpforms.urls"))]
+import mcpforms.api
+
+urlpatterns = [path("mcp", mcpforms.api.urls), path("mcpforms/", include("mcpforms.urls"))]
 """
 
 
@@ -88,3 +91,25 @@ def test_the_same_module_inside_an_installed_app_registers_its_form(tmp_path):
         tmp_path, extra_apps=["vault"], mcpforms={"BASE_URL": "https://forms.example.com"}, urls=PAGE_URLS
     )
     assert "W103" not in ready and "System check identified no issues" in ready
+
+
+def test_an_endpoint_in_no_urlconf_is_said_by_the_check(tmp_path):
+    output = check(tmp_path, extra_apps=[], mcpforms={}, urls=NO_URLS)
+    assert "(mcpforms.W005) No MCP endpoint is in the URLconf: every client gets 404 Not Found." in output
+    assert 'HINT: Add path("mcp", mcpforms.api.urls) to urlpatterns in your urls.py' in output
+    mounted = check(tmp_path, extra_apps=[], mcpforms={}, urls=PAGE_URLS)
+    assert "W005" not in mounted
+
+
+def test_a_base_url_whose_host_django_refuses_is_an_error(tmp_path):
+    behind_a_proxy = {"BASE_URL": "https://public.example.com"}
+    output = check(tmp_path, extra_apps=[], mcpforms=behind_a_proxy, urls=PAGE_URLS)
+    assert (
+        "(mcpforms.E022) MCPFORMS['BASE_URL'] is 'https://public.example.com', but its host "
+        "'public.example.com' is not in ALLOWED_HOSTS"
+    ) in output
+    assert "HINT: Add 'public.example.com' to ALLOWED_HOSTS" in output
+    served = check(
+        tmp_path, extra_apps=[], mcpforms={"BASE_URL": "https://forms.example.com:8443"}, urls=PAGE_URLS
+    )
+    assert "E022" not in served

@@ -145,7 +145,7 @@ def test_the_listing_shows_every_tool_with_its_source_ask_permission_paths_and_a
     out, err = run()
     assert err == ""
     assert "ALLOW_ANONYMOUS = ['signup', 'cmd_vault']" in out
-    assert out.splitlines()[1].split() == ["NAME", "SOURCE", "ASK", "PERMISSION", "PATHS", "ANONYMOUS"]
+    assert out.splitlines()[2].split() == ["NAME", "SOURCE", "ASK", "PERMISSION", "PATHS", "ANONYMOUS"]
     assert row_of(out, "signup").split() == [
         "signup", "code", "form", "tests.forms.SignupForm", "missing", "-", "ui,", "form", "yes"
     ]  # fmt: skip
@@ -257,7 +257,10 @@ def test_a_registered_formtools_view_shows_the_view_and_its_conditions_on_the_vi
 
 def test_json_lists_every_tool_with_stable_keys():
     report = listed()
-    assert set(report) == {"allow_anonymous", "tools", "other_tools", "prompts", "not_served", "problems"}
+    assert set(report) == {
+        "endpoints", "allow_anonymous", "tools", "other_tools", "prompts", "not_served", "problems",
+    }  # fmt: skip
+    assert report["endpoints"] == ["/mcp"]
     tools = by_name(report)
     assert {"signup", "create_colour", "testapp_signup", *NAMES[:3]} <= set(tools)
     signup = tools["signup"]
@@ -398,3 +401,15 @@ def test_what_the_registry_serves_from_its_sources_is_what_is_listed(monkeypatch
     # A source added again (an app registry populated anew runs ready() again) serves nothing more.
     registry.add_source(definition_tools, version=catalog_version)
     assert listed() == report
+
+
+@override_settings(ROOT_URLCONF="tests.urls_without_endpoint")
+def test_an_endpoint_in_no_urlconf_is_said_first():
+    out, _ = run()
+    assert out.startswith("Not served: no MCP endpoint is in the URLconf, so clients get 404 Not Found.")
+    assert listed()["endpoints"] == []
+
+
+def test_where_the_endpoint_is_served_is_said_first():
+    out, _ = run()
+    assert out.startswith("Served at /mcp\n")

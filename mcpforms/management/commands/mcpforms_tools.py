@@ -19,6 +19,7 @@ from django.db import DatabaseError
 from mcpforms.conf import conf
 from mcpforms.definitions import DefinitionTool, definition_tools, left_out_definitions
 from mcpforms.fields import AutoFormField
+from mcpforms.mounts import endpoint_paths
 from mcpforms.protocol.catalog import Deferred
 from mcpforms.protocol.context import RequestContext
 from mcpforms.protocol.primitives import Tool
@@ -219,6 +220,7 @@ def collect() -> dict[str, Any]:
     ]
     tools.sort(key=lambda entry: entry["name"])
     return {
+        "endpoints": endpoint_paths(),
         "allow_anonymous": conf.ALLOW_ANONYMOUS,
         "tools": tools,
         "other_tools": other_tools,
@@ -337,6 +339,15 @@ class Command(BaseCommand):
 
     def _list(self, report: dict[str, Any]) -> None:
         tools = report["tools"]
+        if report["endpoints"]:
+            self.stdout.write(f"Served at {', '.join(report['endpoints'])}")
+        else:
+            self.stdout.write(
+                self.style.WARNING(
+                    "Not served: no MCP endpoint is in the URLconf, so clients get 404 Not Found. Add "
+                    'path("mcp", mcpforms.api.urls) to urls.py (mcpforms.W005).'
+                )
+            )
         self.stdout.write(f"{len(tools)} form tool(s); ALLOW_ANONYMOUS = {report['allow_anonymous']!r}\n")
         if tools:
             rows = [["NAME", "SOURCE", "ASK", "PERMISSION", "PATHS", "ANONYMOUS"]]

@@ -1,0 +1,5 @@
+"""A URLconf that mounts the URL-mode page but no MCP endpoint: a project that forgot the one line."""
+
+from django.urls import include, path
+
+urlpatterns = [path("mcpforms/", include("mcpforms.urls"))]
