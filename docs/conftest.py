@@ -127,7 +127,9 @@ def check(example: Example, value: dict[str, Any]) -> str | None:
     in the same process keep theirs, on module level) are hidden from the checks, and of the rest only
     what the value brings counts, the messages the checks do not give under an empty ``MCPFORMS``."""
     # The Django settings a page sets beside MCPFORMS, which mcpforms' checks compare it with.
-    beside = {name: example.namespace[name] for name in ("ALLOWED_HOSTS",) if name in example.namespace}
+    beside = {
+        name: example.namespace[name] for name in ("ALLOWED_HOSTS", "LOGIN_URL") if name in example.namespace
+    }
     with hidden(_foreign.get(example.document, weakref.WeakSet())):
         with override_settings(MCPFORMS={}):
             regardless = checks.run_checks()

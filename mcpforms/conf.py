@@ -144,8 +144,8 @@ def _auth_problem(methods: object) -> str | None:
     for path in methods:
         try:
             method = import_string(path)
-        except ImportError as error:
-            return f"must be {_AUTH_EXPECTS}: {path!r} does not import ({error})"
+        except Exception as error:  # an app's models imported too early raise more than ImportError
+            return f"must be {_AUTH_EXPECTS}: {path!r} does not import ({type(error).__name__}: {error})"
         if not callable(method):
             return f"must be {_AUTH_EXPECTS}: {path!r} is not a class"
     return None

@@ -3,7 +3,7 @@
 A bad option is reported by ``manage.py check`` under a stable id with a hint listing what is valid; it
 never raises while ``mcp_tools.py`` is imported. ``FormTool.check()`` runs these checks, and a tool that
 fails them is never served (``mcpforms.registry``), so a server started without ``check`` offers no tool
-that would misbehave. Ids: ``mcpforms.E401``–``E411``, ``W412``, ``E417``.
+that would misbehave. Ids: ``mcpforms.E401``–``E411``, ``W412``, ``E418``.
 """
 
 from __future__ import annotations
@@ -191,7 +191,7 @@ class FormToolChecks:
                 hint="Valid choices: None (the pk and the form's fields), '__all__', or a list of the "
                 "model's field names.",
                 obj=tool,
-                id="mcpforms.E417",
+                id="mcpforms.E418",
             )
         ]
 

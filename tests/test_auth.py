@@ -379,5 +379,5 @@ def test_e304_and_w301_oauth_without_its_app_or_its_metadata_urls():
     }
     with override_settings(INSTALLED_APPS=["django.contrib.auth", "django.contrib.contenttypes", "mcpforms"]):
         assert auth_check_ids(**oauth) == ["mcpforms.E304"]
-    with override_settings(ROOT_URLCONF="tests.conformance.urls"):
+    with override_settings(ROOT_URLCONF="tests.conformance.urls", LOGIN_URL="https://sso.example.com/login"):
         assert auth_check_ids(**oauth) == ["mcpforms.W301"]

@@ -313,6 +313,37 @@ def test_oauth_with_a_base_url_and_the_scope_on_offer_passes():
     assert oauth_ids(BASE_URL="https://forms.example.com", OAUTH_ACCEPT_ORIGIN_AUDIENCE=True) == []
 
 
+@pytest.mark.parametrize(
+    ("login_url", "problem"),
+    [
+        ("login", "names no URL of the URLconf ('login')"),
+        ("/accounts/login/", "is the path '/accounts/login/', which no view of the URLconf serves"),
+    ],
+)
+def test_e316_sign_in_with_a_login_url_nothing_serves(login_url, problem):
+    from mcpforms.checks.auth import check_auth_settings
+
+    # The tests' URLconf serves django.contrib.auth.urls: this one, as a new project's, does not.
+    with (
+        override_settings(LOGIN_URL=login_url, ROOT_URLCONF="tests.urls_without_login"),
+        override_settings(MCPFORMS={"AUTHENTICATION": OAUTH, "BASE_URL": "https://forms.example.com"}),
+        override_settings(OAUTH2_PROVIDER=OFFERS_MCP),
+    ):
+        (message,) = check_auth_settings()
+    assert message.id == "mcpforms.E316"
+    assert message.msg == (
+        f"Sign-in is configured, but LOGIN_URL {problem}: the consent page sends people there first, so "
+        "nobody could sign in."
+    )
+    assert "LOGIN_URL = 'admin:login'" in str(message.hint)
+
+
+@pytest.mark.parametrize("login_url", ["admin:login", "/admin/login/", "https://sso.example.com/login"])
+def test_a_login_url_the_site_or_another_serves_passes(login_url):
+    with override_settings(LOGIN_URL=login_url):
+        assert oauth_ids(BASE_URL="https://forms.example.com") == []
+
+
 def test_e305_oauth_without_a_base_url():
     # Tokens are then refused: no URL says what their audience must be.
     assert oauth_ids() == ["mcpforms.E305"]

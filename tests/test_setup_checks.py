@@ -8,6 +8,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -35,7 +36,7 @@ mcpforms.register(VaultForm)
 """
 
 
-def check(tmp_path: Path, *, extra_apps: list[str], mcpforms: dict[str, str], urls: str) -> str:
+def check(tmp_path: Path, *, extra_apps: list[str], mcpforms: dict[str, Any], urls: str) -> str:
     """Run ``manage.py check`` (as ``django-admin``) in a project made of the given pieces; its output."""
     package = tmp_path / "site_pkg"
     package.mkdir(exist_ok=True)
@@ -113,3 +114,19 @@ def test_a_base_url_whose_host_django_refuses_is_an_error(tmp_path):
         tmp_path, extra_apps=[], mcpforms={"BASE_URL": "https://forms.example.com:8443"}, urls=PAGE_URLS
     )
     assert "E022" not in served
+
+
+OAUTH_URLS = """
+from django.urls import include, path
+
+import mcpforms.api
+
+urlpatterns = [path("mcp", mcpforms.api.urls)]
+"""
+SIGN_IN = {"AUTHENTICATION": ["mcpforms.oauth.OAuth2Auth"], "BASE_URL": "https://forms.example.com"}
+
+
+def test_oauth_without_its_app_installed_is_e304_not_a_traceback(tmp_path):
+    output = check(tmp_path, extra_apps=[], mcpforms=SIGN_IN, urls=OAUTH_URLS)
+    assert "Traceback" not in output and "RuntimeError" not in output
+    assert "(mcpforms.E304) mcpforms.oauth.OAuth2Auth needs django-oauth-toolkit's app" in output

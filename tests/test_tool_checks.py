@@ -109,14 +109,14 @@ def test_a_tool_with_good_options_passes():
         (
             ColourForm,
             {"result_fields": ["name", "password"]},
-            "mcpforms.E417",
+            "mcpforms.E418",
             "result_fields=['name', 'password']: password is no field of Colour.",
             "Valid choices: None (the pk and the form's fields), '__all__', or a list of the model's",
         ),
         (
             ColourForm,
             {"result_fields": "name"},
-            "mcpforms.E417",
+            "mcpforms.E418",
             "result_fields='name': it must be a list of field names.",
             "Valid choices: None (the pk and the form's fields), '__all__'",
         ),

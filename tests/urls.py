@@ -6,6 +6,8 @@ import mcpforms.oauth
 
 urlpatterns = [
     path("admin/", admin.site.urls),
+    # LOGIN_URL's default, /accounts/login/: where the OAuth consent page sends a visitor not signed in.
+    path("accounts/", include("django.contrib.auth.urls")),
     path("mcp", mcpforms.api.urls),
     path("mcpforms/", include("mcpforms.urls")),
     path("", include(mcpforms.oauth.urls)),

@@ -5,9 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
+from urllib.parse import urlsplit
 
+from django.conf import settings
 from django.core.checks import CheckMessage, Error, Tags, Warning
-from django.urls import NoReverseMatch, reverse
+from django.shortcuts import resolve_url
+from django.urls import NoReverseMatch, Resolver404, resolve, reverse
 
 from mcpforms.checks.common import invalid_values, oauth_in_use, on_server, settings_check, toolkit_installed
 from mcpforms.conf import SETTINGS, Section
@@ -16,10 +19,14 @@ from mcpforms.conf import SETTINGS, Section
 @settings_check(Tags.security)
 def check_auth_settings(configured: dict[str, Any]) -> list[CheckMessage]:
     """The authentication methods import, anonymous access is said plainly, and OAuth is wired up."""
+    if oauth_in_use(configured) and not toolkit_installed():
+        # Importing OAuth2Auth loads django-oauth-toolkit's models, which need its app: say that first.
+        return [_toolkit_missing()]
     invalid = invalid_values(configured, Section.AUTH)
     messages = list(invalid.values())
     if "AUTHENTICATION" not in invalid and oauth_in_use(configured):
         messages += _oauth_wiring()
+        messages += _login_url()
         messages += _oauth_audience(configured.get("BASE_URL"))
         if "OAUTH_SCOPES" not in invalid:
             messages += _oauth_scopes_on_offer(
@@ -68,18 +75,52 @@ def _offered_scopes() -> Any:
     return oauth2_settings.SCOPES_BACKEND_CLASS().get_all_scopes()
 
 
+def _login_url() -> list[CheckMessage]:
+    """The consent page sends a visitor who is not signed in to LOGIN_URL: a name no URL has is a 500
+    (NoReverseMatch) there, a path no view serves a 404, and either stops every sign-in."""
+    login = settings.LOGIN_URL
+    try:
+        url = resolve_url(login)
+    except NoReverseMatch:
+        problem = f"names no URL of the URLconf ({login!r})"
+    else:
+        parts = urlsplit(str(url))
+        if parts.scheme or parts.netloc:
+            return []  # another site signs people in: nothing here to hold it to
+        try:
+            resolve(parts.path)
+        except Resolver404:
+            problem = f"is the path {parts.path!r}, which no view of the URLconf serves"
+        except Exception:
+            return []  # a URLconf that does not import: Django's own checks report it
+        else:
+            return []
+    return [
+        Error(
+            f"Sign-in is configured, but LOGIN_URL {problem}: the consent page sends people there first, "
+            "so nobody could sign in.",
+            hint="Set LOGIN_URL to a login page your site serves: LOGIN_URL = 'admin:login' when the people "
+            "who sign in are staff, or add path('accounts/', include('django.contrib.auth.urls')) with a "
+            "registration/login.html template and keep LOGIN_URL = '/accounts/login/'.",
+            id="mcpforms.E316",
+        )
+    ]
+
+
+def _toolkit_missing() -> CheckMessage:
+    return Error(
+        "mcpforms.oauth.OAuth2Auth needs django-oauth-toolkit's app: add 'oauth2_provider' to "
+        "INSTALLED_APPS.",
+        hint='INSTALLED_APPS += ["oauth2_provider"], then run manage.py migrate (install it with '
+        "pip install 'mcpforms[oauth]' if it is missing).",
+        id="mcpforms.E304",
+    )
+
+
 def _oauth_wiring() -> list[CheckMessage]:
     from mcpforms.oauth.resource import METADATA_URL_NAME
 
     messages: list[CheckMessage] = []
-    if not toolkit_installed():
-        messages.append(
-            Error(
-                "mcpforms.oauth.OAuth2Auth needs django-oauth-toolkit's app: add 'oauth2_provider' to "
-                "INSTALLED_APPS.",
-                id="mcpforms.E304",
-            )
-        )
     try:
         reverse(METADATA_URL_NAME, args=["mcp"])
     except NoReverseMatch:
