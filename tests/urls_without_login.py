@@ -1,4 +1,4 @@
-"""The tests' URLconf less django.contrib.auth.urls: a new project's, which serves no login page of its own."""
+"""The tests' URLconf less django.contrib.auth.urls: a new project's, which serves no login page."""
 
 from django.contrib import admin
 from django.urls import include, path
