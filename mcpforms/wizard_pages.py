@@ -56,11 +56,22 @@ def is_page_step(fields: list[AutoFormField]) -> bool:
     return any(auto.page_only for auto in fields)
 
 
-def needs_page(fields: list[AutoFormField], errors: Mapping[str, list[str]], *, unconfirmed: bool) -> bool:
+def needs_page(
+    ctx: RequestContext,
+    fields: list[AutoFormField],
+    errors: Mapping[str, list[str]],
+    *,
+    unconfirmed: bool,
+    can_ask: bool,
+) -> bool:
     """Whether what the step lacks only the page can collect: a password or a file is missing or invalid,
-    or the user must answer the step themselves (a form elicitation could not show all of it)."""
+    or the user must answer the step themselves and a form elicitation could not show all of it, or this
+    client shows no form elicitation (``can_ask``) but opens pages, where a form tool's ``ask="always"``
+    is confirmed too."""
     page_only = {auto.name for auto in fields if auto.page_only}
-    return bool(page_only) and (unconfirmed or any(name in page_only for name in errors))
+    if page_only and (unconfirmed or any(name in page_only for name in errors)):
+        return True
+    return unconfirmed and not can_ask and ctx.supports_elicitation("url")
 
 
 # The rounds -----------------------------------------------------------------------------------------------
@@ -72,7 +83,7 @@ def kept_step(
     """The step (with these ``fields``) as the user submitted it on the page in this flow, bound again to
     its form, whose validation may now fail (formtools' ``render_done`` revalidates too); None for a step
     not filled on the page, or not submitted there yet."""
-    if not is_page_step(fields):
+    if not (is_page_step(fields) or step in tool.always_ask):
         return None
     rows = _rows_of_flow(tool, ctx)
     row = rows.filter(step=step, page__completed__isnull=False).order_by("-page__completed").first()
@@ -112,7 +123,11 @@ def ask_step(
     fields = tool.step_fields(ctx, step)
     by_name = {auto.name: auto for auto in fields}
     title = tool.get_step_title(step)
-    why = f"it asks for {page_kinds(fields)}, which is never sent through the conversation"
+    kinds = page_kinds(fields)
+    if kinds:
+        why = f"it asks for {kinds}, which is never sent through the conversation"
+    else:  # a step the user answers themselves, for a client that shows no form elicitation
+        why = "the user answers it themselves, and this client cannot show them a form"
     if kept is not None and not kept.is_valid:
         corrections = describe_problems(kept.errors, by_name)
     else:

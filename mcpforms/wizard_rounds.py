@@ -201,7 +201,9 @@ class StepWalk:
                 cleaned[step], valid[step] = judged.cleaned_data, judged.form
                 continue
             at_most = self._at_most(active, steps[index + 1 :])
-            if on_page or wizard_pages.needs_page(fields, judged.errors, unconfirmed=unconfirmed):
+            if on_page or wizard_pages.needs_page(
+                self.ctx, fields, judged.errors, unconfirmed=unconfirmed, can_ask=self.can_ask
+            ):
                 return wizard_pages.ask_step(
                     self.tool,
                     self.ctx,
@@ -312,8 +314,8 @@ class StepWalk:
         if confirm and not errors and not self.can_ask:
             return Refused(
                 f"Step {step!r} ({title}) of the {self.tool.get_title()} form is answered by the user "
-                "themselves, and this client cannot ask the user (it declared no form elicitation). Nothing "
-                "was submitted."
+                "themselves, and this client cannot ask the user (it declared neither form nor URL-mode "
+                "elicitation). Nothing was submitted."
             )
         if not self.can_ask:
             return Refused(

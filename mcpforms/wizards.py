@@ -263,7 +263,12 @@ class WizardTool(FormTool):
     @cached_property
     def uses_app(self) -> bool:
         """MCP Apps hosts get the App, one step at a time (``mcpforms.wizard_app``), unless a step has a
-        password or file, which only the URL-mode page collects."""
+        password or file, which only the URL-mode page collects, or a step is in ``always_ask``: the App's
+        submit tool is one any caller may call, the model included (spec §11.2: the server cannot tell who
+        calls), and such a step is the user's to answer. ``FormTool.uses_app`` rules out ``ask="always"``
+        for the same reason; the step is asked by form elicitation or on the URL-mode page instead."""
+        if self.always_ask:
+            return False
         return not any(auto.page_only for auto in self.fields_for(None))
 
     @property

@@ -20,7 +20,16 @@ from mcpforms.protocol.era2025.sessions import MemorySessions
 from mcpforms.protocol.server import Server, default_server
 from mcpforms.registry import registry_for
 from mcpforms.wizards import STARTED_OVER
-from tests.core_client import CoreClient, accept, asked, page_path, text, url_request
+from tests.core_client import (
+    APPS,
+    CoreClient,
+    accept,
+    asked,
+    assert_unknown_tool,
+    page_path,
+    text,
+    url_request,
+)
 from tests.protocol.test_era2025 import ELICITATION, Era2025Client
 from tests.test_admin import add, change
 
@@ -402,6 +411,16 @@ def test_always_let_the_user_confirm_asks_every_step_the_arguments_only_prefill(
     done = client.answer(dates, "travel_request", arguments, travel_request=accept(**DATES))
     assert Submission.objects.get().data["destination"] == "Bergen"
     assert done.get("isError") is not True
+
+
+def test_always_let_the_user_confirm_gives_an_apps_host_no_submit_tool_to_confirm_with():
+    define(TRAVEL_ROWS, ask="always")
+    host = CoreClient(default_server, capabilities=APPS | ELICITATION)
+    listed = {tool["name"]: tool for tool in host.result("tools/list")["tools"]}
+    assert "ui" not in listed["travel_request"].get("_meta", {})
+    assert_unknown_tool(host, "travel_request_submit", {"destination": "Oslo", "_mcpforms_state": "x"})
+    first = host.call("travel_request", {"destination": "Oslo", "country": "NO"})
+    assert asked(first, "travel_request")["message"].splitlines()[0] == "Step 1 of at most 5: Trip"
 
 
 def test_reordering_rows_in_the_admin_is_what_the_steps_follow(staff):

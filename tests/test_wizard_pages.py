@@ -33,7 +33,7 @@ from mcpforms.registry import register, register_wizard
 from mcpforms.signals import tool_declined
 from mcpforms.url_mode import load_page_token
 from mcpforms.wizards import WizardTool
-from tests.core_client import CoreClient, accept, asked, page_path, text, url_request
+from tests.core_client import APPS, CoreClient, accept, asked, page_path, text, url_request
 from tests.protocol.test_era2025 import Era2025Client
 
 pytestmark = pytest.mark.django_db
@@ -387,6 +387,35 @@ def test_a_step_the_user_answers_on_the_page_waits_for_the_page_even_when_the_ar
     assert Client().post(page_path(again, "profile"), {"name": "Ada Lovelace"}).status_code == 200
     done = opened(client, again, "profile", {"name": "Ada"})
     assert done["structuredContent"] == {"name": "Ada Lovelace", "photo": None}
+
+
+class ConfirmForm(forms.Form):
+    confirmed = forms.BooleanField(label="I confirm this booking")
+
+
+class ConfirmedBookingWizard(WizardTool):
+    form_list = [("destination", DestinationForm), ("confirmation", ConfirmForm)]
+    always_ask = {"confirmation"}
+
+
+@pytest.mark.parametrize("capabilities", [{"elicitation": {"url": {}}}, APPS | {"elicitation": {"url": {}}}])
+def test_a_client_that_cannot_show_a_form_has_the_user_answer_their_step_on_the_page(server, capabilities):
+    register(ConfirmedBookingWizard, server=server)
+    client = mcp(server, capabilities=capabilities)
+    arguments = {"destination": "Oslo", "confirmed": True}
+    first = client.call("confirmed_booking", arguments)  # the arguments fill it: they only prefill it
+    assert url_request(first, "confirmed_booking")["message"] == (
+        "Step 2 of at most 2: Confirmation\nPlease open this page to fill in this step: the user answers "
+        "it themselves, and this client cannot show them a form."
+    )
+    path = page_path(first, "confirmed_booking")
+    assert 'id="id_confirmed" checked' in Client().get(path).content.decode()  # prefilled
+    again = opened(client, first, "confirmed_booking", arguments)  # opened, nothing submitted yet
+    assert page_of(again, "confirmed_booking") == page_of(first, "confirmed_booking")
+    assert Client().post(path, {"confirmed": "on"}).status_code == 200
+    done = opened(client, again, "confirmed_booking", arguments)
+    assert done["structuredContent"] == {"destination": "Oslo", "confirmed": True}
+    assert not WizardPageStep.objects.exists()
 
 
 def test_a_2025_session_is_sent_to_the_page_then_asked_the_next_step():
