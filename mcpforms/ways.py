@@ -11,6 +11,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import mcpforms.sealing as sealing
 from mcpforms.flow import Way
 from mcpforms.protocol.capabilities import supports_elicitation
 from mcpforms.schema import OTHER_PATH_TYPES
@@ -66,7 +67,9 @@ def _wizard_ways(tool: WizardTool, client: Capabilities | None) -> Iterator[Way]
         yield "app"
     if steps.askable and _can(client, "form"):
         yield "form"
-    if _can(client, "url") and (steps.page_first or (steps.confirmed and _cannot(client, "form"))):
+    # The page keeps a step the user answered there sealed for the flow, with mcpforms[wizard-pages].
+    confirmed_on_page = steps.confirmed and _cannot(client, "form") and sealing.available()
+    if _can(client, "url") and (steps.page_first or confirmed_on_page):
         yield "url"
 
 

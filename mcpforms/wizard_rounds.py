@@ -164,6 +164,7 @@ class StepWalk:
         self.can_ask = ctx.supports_elicitation("form")
 
     def run(self) -> WizardOutcome:
+        wizard_pages.keep_flow(self.tool, self.ctx)  # this round's requestState: the pages' rows last as long
         cleaned: dict[str, Any] = {}
         valid: dict[str, Any] = {}
         steps = list(self.tool.steps)
@@ -314,8 +315,8 @@ class StepWalk:
         if confirm and not errors and not self.can_ask:
             return Refused(
                 f"Step {step!r} ({title}) of the {self.tool.get_title()} form is answered by the user "
-                "themselves, and this client cannot ask the user (it declared neither form nor URL-mode "
-                "elicitation). Nothing was submitted."
+                "themselves, and this client cannot ask the user (it declared no form elicitation). Nothing "
+                "was submitted."
             )
         if not self.can_ask:
             return Refused(

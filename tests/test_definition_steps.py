@@ -12,6 +12,7 @@ from django.contrib.auth.models import User
 from django.test import Client, override_settings
 from django.urls import reverse
 
+import mcpforms.sealing as sealing
 from mcpforms.definition_steps import CONDITIONS, read_steps
 from mcpforms.definitions import catalog_version, definition_tool, definition_tools
 from mcpforms.models import FieldDefinition, FormDefinition, Submission
@@ -455,6 +456,18 @@ def test_a_password_step_is_filled_on_the_page_and_the_password_is_never_stored(
     assert done.get("isError") is not True, done
     assert Submission.objects.get().data == {"destination": "Oslo", "username": "ada", "start": "2027-01-02"}
     assert SECRET not in json.dumps(list(Submission.objects.values()), default=str)
+
+
+def test_without_cryptography_the_admin_refuses_a_password_step_it_could_not_keep(staff, monkeypatch):
+    monkeypatch.setattr(sealing, "_INSTALLED", False)
+    rows = [
+        {"name": "destination", "required": True, "step": "Trip"},
+        {"name": "password", "type": "password", "required": True, "step": "Account"},
+    ]
+    (refusal,) = admin_errors(add(staff, rows, name="travel_request"))["form"]
+    assert refusal.startswith("Assistants could not be offered this form: ")
+    assert "(mcpforms.E417): The wizard's step 'account' has a password or a file" in refusal
+    assert FormDefinition.objects.count() == 0
 
 
 def test_the_preview_shows_each_step_its_condition_and_its_fields(staff):
