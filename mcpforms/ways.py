@@ -126,6 +126,8 @@ class _Steps:
     page_first: bool
     #: A step the user answers themselves that a form elicitation could ask.
     confirmed: bool
+    #: The steps some client fills on the URL-mode page, in order.
+    on_page: tuple[str, ...]
 
 
 _wizards: weakref.WeakKeyDictionary[WizardTool, _Steps] = weakref.WeakKeyDictionary()
@@ -135,14 +137,26 @@ def _steps_of(tool: WizardTool) -> _Steps:
     found = _wizards.get(tool)
     if found is None:
         askable = page_first = confirmed = False
+        on_page: list[str] = []
         for step in tool.steps:
             if step in tool.formsets or tool.condition_dict.get(step) is False:
                 continue
             fields = tool.step_fields(None, step)
             always = step in tool.always_ask
-            on_page = any(auto.page_only and (auto.required or always) for auto in fields)
-            page_first |= on_page
-            askable |= not on_page and any(auto.type not in OTHER_PATH_TYPES for auto in fields)
-            confirmed |= always and not on_page
-        found = _wizards[tool] = _Steps(askable=askable, page_first=page_first, confirmed=confirmed)
+            first = any(auto.page_only and (auto.required or always) for auto in fields)
+            page_first |= first
+            askable |= not first and any(auto.type not in OTHER_PATH_TYPES for auto in fields)
+            confirmed |= always and not first
+            if first or (always and sealing.available()):
+                on_page.append(step)
+        found = _wizards[tool] = _Steps(
+            askable=askable, page_first=page_first, confirmed=confirmed, on_page=tuple(on_page)
+        )
     return found
+
+
+def page_steps(tool: WizardTool) -> tuple[str, ...]:
+    """The steps of ``tool`` that some client fills on the URL-mode page (a wizard's page shows one step,
+    never the whole form): a step with a password or a file, and one the user answers for a client that
+    shows no form elicitation."""
+    return _steps_of(tool).on_page
