@@ -280,7 +280,9 @@ def test_files_go_to_a_storage_of_their_own_and_never_to_public_media(server, co
 
 
 def test_without_a_storage_configured_files_go_to_a_private_folder(server, settings, tmp_path, monkeypatch):
-    del settings.STORAGES["mcpforms_wizard_files"]
+    settings.STORAGES = {
+        alias: used for alias, used in settings.STORAGES.items() if alias != "mcpforms_wizard_files"
+    }
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
     first = mcp(server).call("claim", {"title": "Receipt"})
     Client().post(page_path(first, "claim"), {"scan": SimpleUploadedFile("receipt.txt", b"42 EUR")})
