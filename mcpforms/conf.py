@@ -169,6 +169,20 @@ def _pins_problem(pins: object) -> str | None:
     return None
 
 
+#: The default of WIZARD_FILE_STORAGE: an alias a project may define, and a private folder while it does not.
+WIZARD_FILES_ALIAS = "mcpforms_wizard_files"
+
+
+def _storage_alias_problem(alias: object) -> str | None:
+    """What is wrong with a WIZARD_FILE_STORAGE value, or None: the default name needs no alias, since a
+    private folder stands in for it."""
+    if not isinstance(alias, str) or not alias:
+        return f"must be the name of a STORAGES alias, not {alias!r}"
+    if alias != WIZARD_FILES_ALIAS and alias not in getattr(django_settings, "STORAGES", {}):
+        return f"names {alias!r}, which STORAGES does not define"
+    return None
+
+
 _ORIGIN = re.compile(r"https?://[^/\s?#]+")
 _BASE_URL = re.compile(r"https?://[^/\s?#]+(/[^\s?#]*)?")
 _URI_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*")  # RFC 3986 §3.1
@@ -440,6 +454,17 @@ class Conf:
         related=("mcpforms.W201", "mcpforms.W202", "mcpforms.W103", "mcpforms.E305"),
     )
 
+    WIZARD_FILE_STORAGE: Setting[str] = Setting(
+        WIZARD_FILES_ALIAS,
+        explained("the name of a STORAGES alias", _storage_alias_problem),
+        check="mcpforms.E203",
+        section=Section.URL_MODE,
+        help="The `STORAGES` alias where a wizard's step filled on the URL-mode page keeps its files, "
+        "encrypted, until the flow ends. While `STORAGES` has no alias of the default name, they go to a "
+        "folder only the server's user may read, in the system's temporary directory: enough for one "
+        "host; a site served by several defines the alias, on a private storage they share.",
+    )
+
     # Limits on what a client may send (and make the server carry), each refused with a clear answer.
 
     # Far above any MCP message, far below what would let one request exhaust memory.
@@ -665,7 +690,8 @@ class Conf:
         check="mcpforms.E016",
         section=Section.CLEANUP,
         help="Whether requests delete expired rows now and then while `manage.py mcpforms_cleanup` has not "
-        "run in the last two days; False leaves them all to the command.",
+        "run in the last two days; False leaves them all to the command, but for wizards' page steps, "
+        "which the requests of wizards delete once no requestState of their flow verifies.",
     )
 
     def __init__(self) -> None:

@@ -14,10 +14,9 @@ from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.core.files.storage import default_storage
 from django.core.validators import RegexValidator
 from django.db import connections, models, router, transaction
-from django.db.models import F
+from django.db.models import F, Q
 from django.db.models.signals import post_delete
 from django.dispatch import receiver
 from django.utils import timezone
@@ -27,6 +26,7 @@ from mcpforms.field_rows import DefinitionError, auto_field_from_row
 from mcpforms.fields import FIELD_TYPES
 from mcpforms.protocol.primitives import NAME_PATTERN
 from mcpforms.protocol.state import RequestState
+from mcpforms.sealing import file_storage
 
 # One write in this many also deletes the expired rows of its kind (sweep): a chance, not a DELETE on every
 # request, for projects that do not run manage.py mcpforms_cleanup.
@@ -337,17 +337,22 @@ class UrlElicitation(models.Model):
     @classmethod
     def expired(cls) -> models.QuerySet[UrlElicitation]:
         # A retry can no longer reach a row once both the page's link and the requestState that names it
-        # have expired.
-        return cls.objects.filter(created__lt=_ago(max(conf.STATE_MAX_AGE, conf.URL_MODE_MAX_AGE)))
+        # have expired; a wizard's page step, once no requestState of its flow verifies any more.
+        plain = Q(wizard_step__isnull=True, created__lt=_ago(max(conf.STATE_MAX_AGE, conf.URL_MODE_MAX_AGE)))
+        return cls.objects.filter(plain | Q(wizard_step__expires__lt=timezone.now()))
 
 
 class WizardPageStep(models.Model):
-    """A wizard's step with a password or a file, filled on the URL-mode page of ``page``
-    (``mcpforms.wizard_pages``): the flow and the step it belongs to, and what the user submitted there,
-    passwords included, which the wizard's signed but readable requestState never carries.
+    """A wizard's step filled on the URL-mode page of ``page`` (``mcpforms.wizard_pages``): a step with a
+    password or a file, or one the user answers for a client that shows no form. The flow and the step it
+    belongs to, and what the user submitted there, sealed for the flow (``mcpforms.sealing``): the
+    database holds the public key it was sealed for and the ciphertext, never the key that opens it,
+    which only the flow's requestState carries.
 
-    Kept until the flow completes or is declined, or its page row expires and takes this row with it.
-    Uploaded files are in ``default_storage`` under random names only ``files`` holds, and go with the row.
+    Kept until the flow completes or is declined, or until ``expires``, when no requestState of the flow
+    verifies any more (the requests of wizards' pages delete it then, as ``mcpforms_cleanup`` does).
+    Uploaded files are encrypted in ``sealing.file_storage()`` under the random names ``paths`` lists, and
+    go with the row.
     """
 
     page = models.OneToOneField(
@@ -356,10 +361,15 @@ class WizardPageStep(models.Model):
     # The wizard's flow id (the same in every requestState of the flow) and the step's name.
     flow = models.CharField(max_length=64, db_index=True)
     step = models.TextField()
-    # The POST data of the step's form, as its widgets read it: each key's list of values.
-    data = models.JSONField(default=dict, blank=True)
-    # By field: a list of {"path", "name", "content_type", "size", "charset"}, "path" in default_storage.
-    files = models.JSONField(default=dict, blank=True)
+    # The X25519 public key what the page keeps is sealed for; its private key is the flow's.
+    public_key = models.BinaryField(max_length=32)
+    # What the user submitted (the values the step's widgets read, and its files' names, sizes and keys),
+    # sealed; None until the page is submitted.
+    sealed = models.BinaryField(null=True, blank=True)
+    # Where the step's encrypted files are in the file storage: random names, nothing of the user's.
+    paths = models.JSONField(default=list, blank=True)
+    # When the flow's last requestState stops verifying (each of its rounds puts it off).
+    expires = models.DateTimeField(db_index=True)
 
     class Meta:
         verbose_name = "wizard step filled on the page"
@@ -368,17 +378,19 @@ class WizardPageStep(models.Model):
         return f"{self.step} ({self.page_id})"
 
     def stored_paths(self) -> list[str]:
-        """Where the step's uploaded files are in ``default_storage``."""
-        entries = self.files.values() if isinstance(self.files, dict) else ()
-        return [kept["path"] for files in entries for kept in files if isinstance(kept.get("path"), str)]
+        """Where the step's encrypted files are in ``sealing.file_storage()``."""
+        return [path for path in self.paths if isinstance(path, str)] if isinstance(self.paths, list) else []
 
 
 @receiver(post_delete, sender=WizardPageStep, dispatch_uid="mcpforms.wizard_page_step_files")
 def _delete_stored_files(sender: type[WizardPageStep], instance: WizardPageStep, **kwargs: Any) -> None:
-    # Whoever deletes the row (the flow's end, a sweep, mcpforms_cleanup, the admin), its files go once
+    # Whoever deletes the row (the flow's end, a request, mcpforms_cleanup, the admin), its files go once
     # the deletion commits: a rolled-back delete keeps both.
-    for path in instance.stored_paths():
-        transaction.on_commit(partial(default_storage.delete, path), using=kwargs.get("using"), robust=True)
+    paths = instance.stored_paths()
+    if paths:
+        storage = file_storage()
+        for path in paths:
+            transaction.on_commit(partial(storage.delete, path), using=kwargs.get("using"), robust=True)
 
 
 # ---- the 2025 era: sessions and the calls waiting on the client (mcpforms.session_stores) ----

@@ -3,64 +3,69 @@
 A wizard's requestState is signed, not encrypted: the client reads it. So a step whose form has a password
 or a file field (``AutoFormField.page_only``) is neither asked by form elicitation nor carried in the
 state. The walk (``mcpforms.wizard_rounds``) sends the user to the URL-mode page (spec §7.3) for that one
-step; the page (``mcpforms.views``) validates it with the step's Django form and keeps what was submitted
-in a ``WizardPageStep`` row of the flow, files in ``default_storage`` under random names only the row
-holds, as formtools' ``SessionWizardView`` keeps its steps on the server; and every later round binds the
-step again from that row. The handler runs in the final round with the real password and file, as for any
-wizard; the flow's rows go in its transaction (their files once it commits), when the user declines, or
-when the page's row expires (``UrlElicitation.expired``, swept or deleted by ``mcpforms_cleanup``).
+step, as it does a step the user answers themselves (``always_ask``) for a client that shows no form
+elicitation. The page (``mcpforms.views``) validates it with the step's Django form and keeps what was
+submitted in a ``WizardPageStep`` row of the flow, sealed for a key only the flow's requestState carries
+(``mcpforms.wizard_kept``, ``mcpforms.sealing``), as formtools' ``SessionWizardView`` keeps its steps on
+the server; every later round opens it and binds the step again. The handler runs in the final round
+with the real password and file, as for any wizard; the flow's rows go in its transaction (their files
+once it commits), when the user declines, or once no requestState of the flow verifies any more: each
+round of the flow puts that off by ``STATE_MAX_AGE``, and the requests that ask, submit or go on with a
+page step delete the rows of every flow past it (``mcpforms_cleanup`` does too).
 """
 
 from __future__ import annotations
 
-import secrets
+import logging
 import uuid
 from collections.abc import Mapping
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from django import forms
 from django.core.exceptions import ValidationError
-from django.core.files.storage import default_storage
-from django.core.files.uploadedfile import UploadedFile
 from django.db import models, transaction
 from django.utils import timezone
 from django.utils.datastructures import MultiValueDict
 from django.utils.text import capfirst
 
+import mcpforms.sealing as sealing
 from mcpforms.answers import FormOutcome
+from mcpforms.conf import conf
 from mcpforms.fields import AutoFormField
 from mcpforms.flow import NON_FIELD, Asking, Refused, describe_problems
 from mcpforms.output import to_json
 from mcpforms.protocol.context import RequestContext
 from mcpforms.protocol.state import load_state
 from mcpforms.url_mode import PENDING_PREFIX, NoPage, page_kinds, page_url, pending_page
-from mcpforms.wizards import STARTED_OVER, WizardTool
+from mcpforms.wizard_kept import open_submission, seal_submission
+from mcpforms.wizards import STARTED_OVER, WizardTool, is_page_step
 
 if TYPE_CHECKING:
     from mcpforms.models import UrlElicitation, WizardPageStep
 
-    # Generic for the type checker only (django-stubs); at run time it cannot be subscripted.
-    Upload = UploadedFile[bytes]
-else:
-    Upload = UploadedFile
+logger = logging.getLogger(__name__)
 
 #: What the page says once the step is submitted: the wizard goes on in the conversation.
 STEP_DONE = "This step is done. Return to your assistant to go on with the form."
-# Where uploaded files wait for the final round, each under a random name: nobody can guess one, and the
-# user's own file name (which may say something about them) never reaches the storage.
-UPLOADS = "mcpforms/wizard"
 
 
-def is_page_step(fields: list[AutoFormField]) -> bool:
-    """Whether a step with these fields is filled on the page: it has a password or a file field."""
-    return any(auto.page_only for auto in fields)
-
-
-def needs_page(fields: list[AutoFormField], errors: Mapping[str, list[str]], *, unconfirmed: bool) -> bool:
+def needs_page(
+    ctx: RequestContext,
+    fields: list[AutoFormField],
+    errors: Mapping[str, list[str]],
+    *,
+    unconfirmed: bool,
+    can_ask: bool,
+) -> bool:
     """Whether what the step lacks only the page can collect: a password or a file is missing or invalid,
-    or the user must answer the step themselves (a form elicitation could not show all of it)."""
+    or the user must answer the step themselves and a form elicitation could not show all of it, or this
+    client shows no form elicitation (``can_ask``) but opens pages, where a form tool's ``ask="always"``
+    is confirmed too."""
     page_only = {auto.name for auto in fields if auto.page_only}
-    return bool(page_only) and (unconfirmed or any(name in page_only for name in errors))
+    if page_only and (unconfirmed or any(name in page_only for name in errors)):
+        return True
+    return unconfirmed and not can_ask and ctx.supports_elicitation("url") and sealing.available()
 
 
 # The rounds -----------------------------------------------------------------------------------------------
@@ -72,15 +77,19 @@ def kept_step(
     """The step (with these ``fields``) as the user submitted it on the page in this flow, bound again to
     its form, whose validation may now fail (formtools' ``render_done`` revalidates too); None for a step
     not filled on the page, or not submitted there yet."""
-    if not is_page_step(fields):
-        return None
+    state = ctx.request_state
+    if not (is_page_step(fields) or step in tool.always_ask) or state is None or state.flow_key is None:
+        return None  # no page was asked in this flow: it has no key to seal with
     rows = _rows_of_flow(tool, ctx)
     row = rows.filter(step=step, page__completed__isnull=False).order_by("-page__completed").first()
     if row is None:
         return None
-    form = tool.steps[step](
-        data=MultiValueDict(row.data), files=_uploads(row), **tool.form_kwargs_for(ctx, step)
-    )
+    try:
+        submitted = open_submission(row, state.flow_key)
+    except sealing.Unsealable as error:  # the step is asked again, on a new page
+        logger.warning("What the page kept of step %r of %r cannot be read: %s", step, tool.name, error)
+        return None
+    form = tool.steps[step](data=submitted.data, files=submitted.files, **tool.form_kwargs_for(ctx, step))
     if form.is_valid():
         return FormOutcome(form, cleaned_data=dict(form.cleaned_data))
     errors = {
@@ -112,13 +121,22 @@ def ask_step(
     fields = tool.step_fields(ctx, step)
     by_name = {auto.name: auto for auto in fields}
     title = tool.get_step_title(step)
-    why = f"it asks for {page_kinds(fields)}, which is never sent through the conversation"
+    kinds = page_kinds(fields)
+    if kinds:
+        why = f"it asks for {kinds}, which is never sent through the conversation"
+    else:  # a step the user answers themselves, for a client that shows no form elicitation
+        why = "the user answers it themselves, and this client cannot show them a form"
     if kept is not None and not kept.is_valid:
         corrections = describe_problems(kept.errors, by_name)
     else:
         given = {name: m for name, m in errors.items() if name in values or name == NON_FIELD}
         corrections = describe_problems(given, by_name)
     label = capfirst(f"step {step!r} ({title}) of the {tool.get_title()} form")
+    if not sealing.available():  # mcpforms.E417 keeps such a wizard from being served
+        return Refused(
+            f"{label} needs the URL-mode page, and what it keeps there is encrypted with the cryptography "
+            "package, which is not installed (mcpforms[wizard-pages]); nothing was submitted."
+        )
     if not ctx.supports_elicitation("url"):
         return Refused(
             f"{label} cannot be filled here: {why}, and this client does not support "
@@ -137,9 +155,13 @@ def ask_step(
     if ctx.stale_state:
         message = f"{STARTED_OVER}\n{message}"
     pending = (step, f"{PENDING_PREFIX}{page_id}")
+    # What the page keeps is sealed for this flow's key, which only its requestStates carry.
+    flow_key = ctx.request_state.flow_key if ctx.request_state is not None else None
+    flow_key = flow_key or sealing.new_flow_key()
     # The same page asked again (the user has not submitted it yet) is no new round.
-    state = ctx.mint_state(answers=answers, pending=pending, again=waiting is not None)
+    state = ctx.mint_state(answers=answers, pending=pending, again=waiting is not None, flow_key=flow_key)
     if waiting is None:
+        _delete_expired()
         sweep(UrlElicitation.expired)
         flow = ctx.request_state.flow if ctx.request_state is not None else _flow_of(ctx, state)
         prefill = {
@@ -158,7 +180,16 @@ def ask_step(
                 arguments=to_json(_known_arguments(tool, ctx)),
                 values=to_json(prefill),
             )
-            WizardPageStep.objects.create(page=page, flow=flow, step=step)
+            # The link and the requestState naming the page are good for this long; a round of the flow
+            # puts it off (keep_flow).
+            lasts = timedelta(seconds=max(conf.STATE_MAX_AGE, conf.URL_MODE_MAX_AGE))
+            WizardPageStep.objects.create(
+                page=page,
+                flow=flow,
+                step=step,
+                public_key=sealing.public_key(flow_key),
+                expires=timezone.now() + lasts,
+            )
     result = {
         "resultType": "input_required",
         "inputRequests": {
@@ -172,12 +203,32 @@ def ask_step(
     return Asking(result)
 
 
+def keep_flow(tool: WizardTool, ctx: RequestContext) -> None:
+    """Put off the end of what the pages kept for this round's flow: the round mints a requestState that
+    verifies for ``STATE_MAX_AGE`` more. And delete what every flow past its end kept."""
+    state = ctx.request_state
+    if state is None or state.flow_key is None:
+        return  # no page was asked in this flow
+    until = timezone.now() + timedelta(seconds=conf.STATE_MAX_AGE)
+    _rows_of_flow(tool, ctx).filter(expires__lt=until).update(expires=until)
+    _delete_expired()
+
+
 def forget(tool: WizardTool, ctx: RequestContext) -> None:
     """Delete what the page kept for the flow of this round's requestState: its rows now, in the open
     transaction (the handler's, or the decline's), and their files once it commits."""
     if ctx.request_state is not None:
         flow = ctx.request_state.flow
         _pages_of(tool, ctx).filter(wizard_step__flow=flow).delete()
+
+
+def _delete_expired() -> None:
+    """Delete the page steps of every flow no requestState of which verifies any more (their files once
+    this commits): nobody can go on with them, so they are kept for no one, whether or not
+    ``mcpforms_cleanup`` runs."""
+    from mcpforms.models import UrlElicitation
+
+    UrlElicitation.objects.filter(wizard_step__expires__lt=timezone.now()).delete()
 
 
 # The page ------------------------------------------------------------------------------------------------
@@ -209,16 +260,11 @@ def keep_submitted(
     form: forms.BaseForm,
     *,
     data: MultiValueDict[str, str],
-    files: MultiValueDict[str, Upload],
+    files: MultiValueDict[str, Any],
 ) -> bool:
     """Keep what the user submitted (``data`` and ``files``, which ``form`` found valid) for the rounds to
-    come, and use up the link; False when the link was used already."""
+    come, sealed for the flow, and use up the link; False when the link was used already."""
     from mcpforms.models import UrlElicitation, WizardPageStep
-
-    names = [form.add_prefix(name) for name in form.fields]
-
-    def ours(key: str) -> bool:  # a field's inputs, its widget's parts (name_0) and checkbox (name-clear)
-        return any(key == name or key.startswith((f"{name}_", f"{name}-")) for name in names)
 
     saved: list[str] = []
     try:
@@ -229,69 +275,18 @@ def keep_submitted(
             )
             if not claimed:
                 return False
-            posted = {key: data.getlist(key) for key in data if ours(key)}
-            stored = {
-                key: [_store(upload, saved) for upload in files.getlist(key)] for key in files if ours(key)
-            }
-            WizardPageStep.objects.filter(pk=row.pk).update(data=posted, files=stored)
+            sealed = seal_submission(row, form, data=data, files=files, saved=saved)
+            WizardPageStep.objects.filter(pk=row.pk).update(sealed=sealed, paths=saved)
     except BaseException:
+        storage = sealing.file_storage()
         for path in saved:  # nothing points at them any more
-            default_storage.delete(path)
+            storage.delete(path)
         raise
+    _delete_expired()
     return True
 
 
-# What the rows hold --------------------------------------------------------------------------------------
-
-
-class StoredUpload(Upload):
-    """A file the page kept, as the step's form and the handler read an upload (its name, size and
-    content type as the user sent it); opened from ``default_storage`` when first read."""
-
-    def __init__(self, path: str, *, name: str, content_type: str | None, size: int, charset: str | None):
-        self._path = path
-        self._opened: Any = None
-        super().__init__(None, name=name, content_type=content_type, size=size, charset=charset)
-
-    @property
-    def file(self) -> Any:
-        if self._opened is None:
-            self._opened = default_storage.open(self._path, "rb")
-        return self._opened
-
-    @file.setter
-    def file(self, value: Any) -> None:
-        self._opened = value
-
-
-def _store(upload: Upload, saved: list[str]) -> dict[str, Any]:
-    path = default_storage.save(f"{UPLOADS}/{secrets.token_urlsafe(24)}", upload)
-    saved.append(path)
-    return {
-        "path": path,
-        "name": upload.name,
-        "content_type": upload.content_type,
-        "size": upload.size,
-        "charset": upload.charset,
-    }
-
-
-def _uploads(row: WizardPageStep) -> MultiValueDict[str, Upload]:
-    return MultiValueDict(
-        {
-            key: [
-                StoredUpload(
-                    entry["path"],
-                    name=entry["name"],
-                    content_type=entry.get("content_type"),
-                    size=entry["size"],
-                    charset=entry.get("charset"),
-                )
-                for entry in entries
-            ]
-            for key, entries in row.files.items()
-        }
-    )
+# Which rows --------------------------------------------------------------------------------------------
 
 
 def _pages_of(tool: WizardTool, ctx: RequestContext) -> models.QuerySet[UrlElicitation]:

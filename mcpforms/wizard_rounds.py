@@ -164,6 +164,7 @@ class StepWalk:
         self.can_ask = ctx.supports_elicitation("form")
 
     def run(self) -> WizardOutcome:
+        wizard_pages.keep_flow(self.tool, self.ctx)  # this round's requestState: the pages' rows last as long
         cleaned: dict[str, Any] = {}
         valid: dict[str, Any] = {}
         steps = list(self.tool.steps)
@@ -201,7 +202,9 @@ class StepWalk:
                 cleaned[step], valid[step] = judged.cleaned_data, judged.form
                 continue
             at_most = self._at_most(active, steps[index + 1 :])
-            if on_page or wizard_pages.needs_page(fields, judged.errors, unconfirmed=unconfirmed):
+            if on_page or wizard_pages.needs_page(
+                self.ctx, fields, judged.errors, unconfirmed=unconfirmed, can_ask=self.can_ask
+            ):
                 return wizard_pages.ask_step(
                     self.tool,
                     self.ctx,

@@ -19,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import inspect
 import json
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from functools import cached_property
 from typing import Any, TypeAlias
 
@@ -28,6 +28,7 @@ from django.core.checks import CheckMessage, Error, Warning
 from django.forms.formsets import BaseFormSet
 from django.utils.text import camel_case_to_spaces, capfirst
 
+import mcpforms.sealing as sealing
 from mcpforms.conf import conf
 from mcpforms.fields import AutoFormField, declared_fields, form_fields
 from mcpforms.protocol.context import RequestContext
@@ -55,6 +56,24 @@ class WizardToolChecks(FormToolChecks):
             *self._check_rounds(tool),
             *self._check_unused_options(tool),
             *self._check_formsets(tool),
+            *self._check_sealing(tool),
+        ]
+
+    def _check_sealing(self, tool: CheckedTool) -> list[CheckMessage]:
+        if sealing.available() or not isinstance(tool, WizardTool):
+            return []
+        on_page = [step for step in tool.steps if is_page_step(tool.step_fields(None, step))]
+        if not on_page:
+            return []
+        return [
+            Error(
+                f"The wizard's step {', '.join(map(repr, on_page))} has a password or a file, which the "
+                "URL-mode page keeps, encrypted, until the flow ends; the encryption needs the cryptography "
+                f"package, {sealing.CRYPTOGRAPHY_AT_LEAST} or later, which is not installed.",
+                hint='pip install "mcpforms[wizard-pages]"',
+                obj=tool,
+                id="mcpforms.E417",
+            )
         ]
 
     def _check_formsets(self, tool: CheckedTool) -> list[CheckMessage]:
@@ -263,12 +282,21 @@ class WizardTool(FormTool):
     @cached_property
     def uses_app(self) -> bool:
         """MCP Apps hosts get the App, one step at a time (``mcpforms.wizard_app``), unless a step has a
-        password or file, which only the URL-mode page collects."""
-        return not any(auto.page_only for auto in self.fields_for(None))
+        password or file, which only the URL-mode page collects, or a step is in ``always_ask``: the App's
+        submit tool is one any caller may call, the model included (spec §11.2: the server cannot tell who
+        calls), and such a step is the user's to answer. ``FormTool.uses_app`` rules out ``ask="always"``
+        for the same reason; the step is asked by form elicitation or on the URL-mode page instead."""
+        return not self.always_ask and not is_page_step(self.fields_for(None))
 
     @property
     def makes_tasks(self) -> bool:
         return False
+
+
+def is_page_step(fields: Iterable[AutoFormField]) -> bool:
+    """Whether a step with these fields is filled on the URL-mode page: it has a password or a file field,
+    which only that page collects."""
+    return any(auto.page_only for auto in fields)
 
 
 def default_name(class_name: str) -> str:

@@ -30,7 +30,7 @@ LAYERS: list[tuple[str, set[str]]] = [
             "output",
         },
     ),
-    ("flow, HTML and storage", {"flow", "ui", "models", "session_stores", "task_store"}),
+    ("flow, HTML and storage", {"flow", "ui", "sealing", "models", "session_stores", "task_store"}),
     ("tool definition", {"tool_checks", "tools", "prompts"}),
     (
         "serving",
@@ -46,6 +46,7 @@ LAYERS: list[tuple[str, set[str]]] = [
             "wizard_rounds",
             "wizard_formsets",
             "wizard_pages",
+            "wizard_kept",
             "wizard_app",
             "wizard_views",
         },

@@ -114,6 +114,20 @@ def test_e202_base_url(value):
     assert url_mode_ids(BASE_URL=value) == ["mcpforms.E202"]
 
 
+@pytest.mark.parametrize("value", ["", 42, None, "private_files"])
+def test_e203_wizard_file_storage(value):
+    assert url_mode_ids(WIZARD_FILE_STORAGE=value) == ["mcpforms.E203"]
+
+
+def test_e203_accepts_an_alias_storages_defines_and_the_default_without_one(settings):
+    assert url_mode_ids(WIZARD_FILE_STORAGE="mcpforms_wizard_files") == []  # a private folder stands in
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "private_files": {"BACKEND": "django.core.files.storage.InMemoryStorage"},
+    }
+    assert url_mode_ids(WIZARD_FILE_STORAGE="private_files") == []
+
+
 def test_w201_plain_http_outside_development():
     assert url_mode_ids(BASE_URL="http://forms.example.com") == ["mcpforms.W201"]
 

@@ -12,6 +12,7 @@ from django.contrib.auth.models import User
 from django.test import Client, override_settings
 from django.urls import reverse
 
+import mcpforms.sealing as sealing
 from mcpforms.definition_steps import CONDITIONS, read_steps
 from mcpforms.definitions import catalog_version, definition_tool, definition_tools
 from mcpforms.models import FieldDefinition, FormDefinition, Submission
@@ -20,7 +21,16 @@ from mcpforms.protocol.era2025.sessions import MemorySessions
 from mcpforms.protocol.server import Server, default_server
 from mcpforms.registry import registry_for
 from mcpforms.wizards import STARTED_OVER
-from tests.core_client import CoreClient, accept, asked, page_path, text, url_request
+from tests.core_client import (
+    APPS,
+    CoreClient,
+    accept,
+    asked,
+    assert_unknown_tool,
+    page_path,
+    text,
+    url_request,
+)
 from tests.protocol.test_era2025 import ELICITATION, Era2025Client
 from tests.test_admin import add, change
 
@@ -404,6 +414,16 @@ def test_always_let_the_user_confirm_asks_every_step_the_arguments_only_prefill(
     assert done.get("isError") is not True
 
 
+def test_always_let_the_user_confirm_gives_an_apps_host_no_submit_tool_to_confirm_with():
+    define(TRAVEL_ROWS, ask="always")
+    host = CoreClient(default_server, capabilities=APPS | ELICITATION)
+    listed = {tool["name"]: tool for tool in host.result("tools/list")["tools"]}
+    assert "ui" not in listed["travel_request"].get("_meta", {})
+    assert_unknown_tool(host, "travel_request_submit", {"destination": "Oslo", "_mcpforms_state": "x"})
+    first = host.call("travel_request", {"destination": "Oslo", "country": "NO"})
+    assert asked(first, "travel_request")["message"].splitlines()[0] == "Step 1 of at most 5: Trip"
+
+
 def test_reordering_rows_in_the_admin_is_what_the_steps_follow(staff):
     # The visa step moved up, right after the destination: the country it reads is now asked after it.
     rows = [{**row, "order": index * 10} for index, row in enumerate(TRAVEL_ROWS)]
@@ -436,6 +456,18 @@ def test_a_password_step_is_filled_on_the_page_and_the_password_is_never_stored(
     assert done.get("isError") is not True, done
     assert Submission.objects.get().data == {"destination": "Oslo", "username": "ada", "start": "2027-01-02"}
     assert SECRET not in json.dumps(list(Submission.objects.values()), default=str)
+
+
+def test_without_cryptography_the_admin_refuses_a_password_step_it_could_not_keep(staff, monkeypatch):
+    monkeypatch.setattr(sealing, "_INSTALLED", False)
+    rows = [
+        {"name": "destination", "required": True, "step": "Trip"},
+        {"name": "password", "type": "password", "required": True, "step": "Account"},
+    ]
+    (refusal,) = admin_errors(add(staff, rows, name="travel_request"))["form"]
+    assert refusal.startswith("Assistants could not be offered this form: ")
+    assert "(mcpforms.E417): The wizard's step 'account' has a password or a file" in refusal
+    assert FormDefinition.objects.count() == 0
 
 
 def test_the_preview_shows_each_step_its_condition_and_its_fields(staff):

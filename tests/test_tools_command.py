@@ -231,6 +231,13 @@ def test_a_wizard_in_full_shows_each_step_with_when_it_is_asked_and_its_fields()
         ("budget", "Budget", None, True),
     ]
     assert [field["name"] for field in entry["steps"][0]["fields"]] == ["destination", "international"]
+    # The user answers the budget step themselves: no App, whose submit tool the model could call too.
+    assert (entry["paths"], entry["submit_tool"]) == (["form", "url"], None)
+    assert "paths        form elicitation, URL-mode page\n" in out
+    # The page shows one step: the budget, for a client that shows no form elicitation.
+    assert "URL page     step budget: budget\n" in out
+    assert entry["url_page_fields"] == ["budget"]
+    assert [step["on_page"] for step in entry["steps"]] == [False, False, False, True]
     assert "steps" not in by_name(listed())["signup"]  # a plain form's entry is as it was
 
 

@@ -17,6 +17,7 @@ from mcpforms.registry import register, registry_for
 from mcpforms.ways import ways_to_fill
 from tests.core_client import APPS, CoreClient
 from tests.forms import SignupForm
+from tests.test_wizard_app import FILLED, ConfirmedTripWizard
 
 pytestmark = pytest.mark.django_db
 
@@ -105,3 +106,24 @@ def test_for_any_client_the_ways_are_every_way_some_client_gets(server, name):
     assert ways_to_fill(form_tool) == TOOLS[name][3]
     seen = {observed(server, name, capabilities) for capabilities in CLIENTS.values()}
     assert set(ways_to_fill(form_tool)) == seen - {None}
+
+
+def test_a_wizard_with_a_step_the_user_answers_is_never_filled_through_the_app():
+    server = Server()
+    register(ConfirmedTripWizard, server=server)
+    form_tool = registry_for(server).form_tool("confirmed_trip")
+    assert form_tool is not None
+    with override_settings(MCPFORMS={**settings.MCPFORMS, "BASE_URL": "http://testserver"}):
+        assert ways_to_fill(form_tool) == ("form", "url")
+        for label, capabilities in CLIENTS.items():
+            client = CoreClient(server, capabilities=capabilities)
+            assert "confirmed_trip_submit" not in [
+                tool["name"] for tool in client.result("tools/list")["tools"]
+            ]
+            result = client.call("confirmed_trip", FILLED)  # the step to confirm: by form, or on the page
+            way = (
+                result["inputRequests"]["confirmed_trip"]["params"].get("mode", "form")
+                if result.get("resultType") == "input_required"
+                else None
+            )
+            assert ways_to_fill(form_tool, capabilities) == (() if way is None else (way,)), label

@@ -15,7 +15,7 @@ from mcpforms.protocol.server import Server
 from mcpforms.registry import register, registry_for
 from mcpforms.ui import STEP_BACK, STEP_STATE
 from mcpforms.wizards import STARTED_OVER, WizardTool
-from tests.core_client import APPS, ELICITATION, CoreClient, asked, text
+from tests.core_client import APPS, ELICITATION, CoreClient, asked, assert_unknown_tool, text
 from tests.test_wizards import DatesForm, DestinationForm, PassportForm, international
 
 pytestmark = pytest.mark.django_db  # a completed wizard records its flow
@@ -317,3 +317,42 @@ def test_the_ui_resource_holds_every_step_and_shows_the_first(host):
     assert f'"state": "{STEP_STATE}"' in html and f'"back": "{STEP_BACK}"' in html
     for name in ("id_destination", "id_passport_number", "id_start", "id_budget"):
         assert f'id="{name}"' in html
+
+
+class ConfirmedTripWizard(TripWizard):
+    """A trip whose dates the user answers themselves: the model's arguments only prefill them."""
+
+    name = "confirmed_trip"
+    always_ask = {"dates"}
+
+
+FILLED = {"destination": "Oslo", "start": "2027-01-02", "budget": 300}
+
+
+def test_a_wizard_with_a_step_the_user_must_answer_has_no_app_and_no_submit_tool(server):
+    register(ConfirmedTripWizard, server=server)
+    host = CoreClient(server, capabilities=APPS | ELICITATION)
+    listed = {tool["name"]: tool for tool in host.result("tools/list")["tools"]}
+    # The App's submit tool is one any caller may call, the model included: it cannot confirm for the user.
+    assert "confirmed_trip_submit" not in listed
+    assert "ui" not in listed["confirmed_trip"].get("_meta", {})
+    assert_unknown_tool(host, "confirmed_trip_submit", {**FILLED, STEP_STATE: "x"})
+    read = host.send("resources/read", {"uri": "ui://mcpforms/confirmed_trip"})
+    assert read["error"] == {
+        "code": -32602,
+        "message": "Resource not found",
+        "data": {"uri": "ui://mcpforms/confirmed_trip"},
+    }
+    # The user answers the step in a form elicitation, prefilled with the model's arguments.
+    first = host.call("confirmed_trip", FILLED)
+    params = asked(first, "confirmed_trip")
+    assert params["message"] == "Step 2 of at most 2: Dates"
+    assert params["requestedSchema"]["properties"]["budget"]["default"] == 300
+    done = host.answer(
+        first,
+        "confirmed_trip",
+        FILLED,
+        confirmed_trip={"action": "accept", "content": {"start": "2027-01-02", "budget": 250}},
+    )
+    assert done["structuredContent"]["budget"] == "250"
+    assert TripWizard.handled == [["destination", "dates"]]

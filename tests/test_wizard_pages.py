@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import io
 import json
+import tempfile
+import time
 from collections.abc import Iterator
-from datetime import date, timedelta
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -23,6 +25,7 @@ from django.test import Client, override_settings
 from django.utils import timezone
 from formtools.wizard.views import SessionWizardView
 
+import mcpforms.sealing as sealing
 from mcpforms.models import UrlElicitation, WizardPageStep
 from mcpforms.protocol.era2025 import shim as era2025
 from mcpforms.protocol.era2025.sessions import MemorySessions
@@ -33,7 +36,7 @@ from mcpforms.registry import register, register_wizard
 from mcpforms.signals import tool_declined
 from mcpforms.url_mode import load_page_token
 from mcpforms.wizards import WizardTool
-from tests.core_client import CoreClient, accept, asked, page_path, text, url_request
+from tests.core_client import APPS, CoreClient, accept, asked, page_path, text, url_request
 from tests.protocol.test_era2025 import Era2025Client
 
 pytestmark = pytest.mark.django_db
@@ -98,12 +101,38 @@ class ClaimWizard(WizardTool):
 
 @pytest.fixture(autouse=True)
 def configured(settings: Any, tmp_path: Path) -> Iterator[Path]:
+    """The folder of the storage the wizard's page keeps files in; public media is another."""
     BookingWizard.handled, ClaimWizard.received = [], []
     ACCOUNTS.clear()
     ACCOUNTS.update({"ada", "grace"})
-    settings.MEDIA_ROOT = str(tmp_path)
+    settings.MEDIA_ROOT = str(tmp_path / "media")
+    kept = tmp_path / "wizard-files"
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "mcpforms_wizard_files": {
+            "BACKEND": "django.core.files.storage.FileSystemStorage",
+            "OPTIONS": {"location": str(kept)},
+        },
+    }
     with override_settings(MCPFORMS=SETTINGS):
-        yield tmp_path
+        yield kept
+
+
+def files_in(folder: Path) -> list[Path]:
+    return sorted(found for found in folder.rglob("*") if found.is_file())
+
+
+def database_text() -> str:
+    """Every value of every mcpforms table, as a database dump would show them."""
+    from django.apps import apps
+
+    values = []
+    for model in apps.get_app_config("mcpforms").get_models():
+        for row in model._default_manager.values():
+            for value in row.values():
+                raw = bytes(value) if isinstance(value, bytes | memoryview) else None
+                values.append(raw.decode("latin-1") if raw is not None else json.dumps(value, default=str))
+    return "\n".join(values)
 
 
 @pytest.fixture
@@ -204,12 +233,141 @@ def test_a_password_step_is_filled_on_the_page_and_the_wizard_goes_on(server):
 
 
 def test_the_link_works_once(server):
-    path = page_path(to_the_account_page(mcp(server), {}), "booking")
+    client = mcp(server)
+    on_page = to_the_account_page(client, {})
+    path = page_path(on_page, "booking")
     browser = Client()
     assert browser.post(path, {"username": "ada", "password": SECRET}).status_code == 200
     reused = browser.post(path, {"username": "grace", "password": "other password"})
     assert reused.status_code == 410
-    assert (WizardPageStep.objects.get().data["username"]) == ["ada"]
+    dates = opened(client, on_page, "booking", {})
+    final = client.answer(dates, "booking", {}, booking=accept(start="2027-01-02", budget=5))
+    assert text(final) == "Booked 2027-01-02 for ada."  # what the first submission kept
+
+
+def test_the_page_keeps_the_password_encrypted_for_a_key_only_the_requeststate_holds(server):
+    client = mcp(server)
+    on_page = to_the_account_page(client, {"username": "ada"})
+    Client().post(page_path(on_page, "booking"), {"username": "ada", "password": SECRET})
+    dates = opened(client, on_page, "booking", {"username": "ada"})
+    # A dump of the database holds neither the password nor the key to it: the flow's requestState does.
+    dumped = database_text()
+    assert SECRET not in dumped
+    assert WizardPageStep.objects.get().sealed
+    flow_key = json.loads(payload(dates["requestState"]))["key"]
+    assert len(flow_key) >= 43 and flow_key not in dumped
+    client.answer(dates, "booking", {"username": "ada"}, booking=accept(start="2027-01-02", budget=9))
+    assert BookingWizard.handled[0]["password"] == SECRET  # the rounds open it with the requestState
+
+
+def test_only_the_files_the_forms_own_fields_read_are_kept(server, tmp_path):
+    first = mcp(server).call("claim", {"title": "Receipt"})
+    posted = {
+        "scan": SimpleUploadedFile("receipt.txt", b"42 EUR"),
+        **{f"scan_{n}": SimpleUploadedFile(f"{n}.txt", b"spare") for n in range(3)},
+        "scan-other": SimpleUploadedFile("other.txt", b"other"),
+        "scanner": SimpleUploadedFile("scanner.txt", b"scanner"),
+    }
+    assert Client().post(page_path(first, "claim"), posted).status_code == 200
+    assert len(files_in(tmp_path)) == 1  # in any storage
+
+
+def test_files_go_to_a_storage_of_their_own_and_never_to_public_media(server, configured, settings):
+    first = mcp(server).call("claim", {"title": "Receipt"})
+    Client().post(page_path(first, "claim"), {"scan": SimpleUploadedFile("receipt.txt", b"42 EUR")})
+    assert files_in(Path(settings.MEDIA_ROOT)) == []
+    assert len(files_in(configured)) == 1
+
+
+def test_without_a_storage_configured_files_go_to_a_private_folder(server, settings, tmp_path, monkeypatch):
+    settings.STORAGES = {
+        alias: used for alias, used in settings.STORAGES.items() if alias != "mcpforms_wizard_files"
+    }
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    first = mcp(server).call("claim", {"title": "Receipt"})
+    Client().post(page_path(first, "claim"), {"scan": SimpleUploadedFile("receipt.txt", b"42 EUR")})
+    assert files_in(Path(settings.MEDIA_ROOT)) == []
+    folder = tmp_path / "tmp" / "mcpforms-wizard-files"
+    (kept,) = files_in(folder)
+    assert kept.stat().st_mode & 0o077 == 0 and folder.stat().st_mode & 0o077 == 0  # the server's only
+
+
+def later(monkeypatch: pytest.MonkeyPatch, seconds: int) -> None:
+    """Move every clock the server reads ``seconds`` ahead."""
+    moved = time.time() + seconds
+    monkeypatch.setattr(time, "time", lambda: moved)
+    monkeypatch.setattr(timezone, "now", lambda: datetime.fromtimestamp(moved, tz=UTC))
+
+
+@override_settings(MCPFORMS={**SETTINGS, "SWEEP_EXPIRED": False})
+def test_a_flow_nobody_finishes_loses_its_page_steps_once_its_state_cannot_be_replayed(
+    server, configured, monkeypatch, django_capture_on_commit_callbacks
+):
+    client = mcp(server)
+    on_page = to_the_account_page(client, {})
+    Client().post(page_path(on_page, "booking"), {"username": "ada", "password": SECRET})
+    dates = opened(client, on_page, "booking", {})
+    claim = client.call("claim", {"title": "Receipt"})
+    Client().post(page_path(claim, "claim"), {"scan": SimpleUploadedFile("receipt.txt", b"42 EUR")})
+    assert WizardPageStep.objects.count() == 2 and len(files_in(configured)) == 1
+
+    later(monkeypatch, 3000)  # within STATE_MAX_AGE of the last round: both flows can still go on
+    with django_capture_on_commit_callbacks(execute=True):
+        mcp(server).call("claim", {"title": "Another"})
+    assert WizardPageStep.objects.filter(page__completed__isnull=False).count() == 2
+
+    later(monkeypatch, 3601 + 60)  # no requestState of either flow verifies any more
+    expired = client.send(
+        "tools/call", {"name": "booking", "arguments": {}, "requestState": dates["requestState"]}
+    )
+    assert expired["error"]["code"] == -32602
+    with django_capture_on_commit_callbacks(execute=True):
+        mcp(server).call("claim", {"title": "A third"})  # a request of the site, with no cleanup run
+    assert list(WizardPageStep.objects.values_list("page__tool", flat=True)) == ["claim"]  # the new page
+    assert files_in(configured) == []
+
+
+def test_a_flow_that_goes_on_keeps_its_page_step_past_the_pages_own_age(server, monkeypatch):
+    client = mcp(server)
+    on_page = to_the_account_page(client, {})
+    Client().post(page_path(on_page, "booking"), {"username": "ada", "password": SECRET})
+    later(monkeypatch, 3000)
+    dates = opened(client, on_page, "booking", {})  # a round of the flow: its new requestState lasts
+    later(monkeypatch, 1000)  # the page was asked more than STATE_MAX_AGE ago; the last round was not
+    call_command("mcpforms_cleanup", stdout=io.StringIO())
+    final = client.answer(dates, "booking", {}, booking=accept(start="2027-01-02", budget=5))
+    assert text(final) == "Booked 2027-01-02 for ada."
+    assert BookingWizard.handled[0]["password"] == SECRET
+
+
+def test_a_rotated_signing_key_still_opens_what_was_sealed_while_it_is_a_fallback(server, settings):
+    client = mcp(server)
+    on_page = to_the_account_page(client, {})
+    Client().post(page_path(on_page, "booking"), {"username": "ada", "password": SECRET})
+    dates = opened(client, on_page, "booking", {})
+    old = settings.SECRET_KEY
+    with override_settings(
+        SECRET_KEY="a new key of at least fifty characters, for the tests", SECRET_KEY_FALLBACKS=[old]
+    ):
+        final = client.answer(dates, "booking", {}, booking=accept(start="2027-01-02", budget=5))
+    assert text(final) == "Booked 2027-01-02 for ada."
+    assert BookingWizard.handled[0]["password"] == SECRET
+
+
+def test_a_kept_step_that_does_not_open_is_asked_again_on_a_new_page(server, settings):
+    client = mcp(server)
+    on_page = to_the_account_page(client, {})
+    Client().post(page_path(on_page, "booking"), {"username": "ada", "password": SECRET})
+    dates = opened(client, on_page, "booking", {})
+    kept = WizardPageStep.objects.get().sealed
+    assert kept is not None
+    sealed = bytearray(kept)
+    sealed[-1] ^= 1  # changed in the database
+    WizardPageStep.objects.update(sealed=bytes(sealed))
+    again = client.answer(dates, "booking", {}, booking=accept(start="2027-01-02", budget=5))
+    assert url_request(again, "booking")["message"].startswith("Step 2 of at most 3: Account\n")
+    assert page_of(again) != page_of(on_page) and UrlElicitation.objects.count() == 1
+    assert BookingWizard.handled == []
 
 
 def test_declining_ends_the_flow_and_deletes_what_the_page_kept(server, django_capture_on_commit_callbacks):
@@ -254,7 +412,7 @@ def test_the_link_belongs_to_the_principal_who_asked(server):
     refused = browser.post(path, {"username": "ada", "password": SECRET})
     assert refused.status_code == 403
     assert "belongs to another user" in refused.content.decode()
-    assert WizardPageStep.objects.get().data == {}
+    assert WizardPageStep.objects.get().sealed is None  # nothing kept
     browser.force_login(ada)
     assert browser.get(path).status_code == 200
 
@@ -321,9 +479,10 @@ def test_a_file_step_hands_the_file_to_the_handler_and_deletes_it_afterwards(
     assert 'enctype="multipart/form-data"' in page and 'type="file"' in page
     upload = SimpleUploadedFile("receipt.txt", b"42 EUR, paid", content_type="text/plain")
     assert Client().post(path, {"scan": upload}).status_code == 200
-    stored = [found for found in configured.rglob("*") if found.is_file()]
-    assert [found.read_bytes() for found in stored] == [b"42 EUR, paid"]
-    assert "receipt" not in str(stored[0])  # stored under a name only the row knows
+    stored = files_in(configured)
+    assert len(stored) == 1
+    assert b"42 EUR" not in stored[0].read_bytes()  # encrypted for the flow
+    assert "receipt" not in str(stored[0])  # under a random name
 
     with django_capture_on_commit_callbacks(execute=True) as committed:
         final = opened(client, first, "claim", {"title": "Receipt"})
@@ -358,8 +517,9 @@ def test_a_file_kept_for_a_flow_nobody_finishes_is_deleted_with_its_expired_page
     first = mcp(server).call("claim", {"title": "Receipt"})
     upload = SimpleUploadedFile("receipt.txt", b"42 EUR, paid")
     Client().post(page_path(first, "claim"), {"scan": upload})
-    (stored,) = [found for found in configured.rglob("*") if found.is_file()]
+    (stored,) = files_in(configured)
     UrlElicitation.objects.update(created=timezone.now() - timedelta(days=1))
+    WizardPageStep.objects.update(expires=timezone.now() - timedelta(seconds=1))
     with django_capture_on_commit_callbacks(execute=True):
         call_command("mcpforms_cleanup", stdout=io.StringIO())
     assert not WizardPageStep.objects.exists()
@@ -387,6 +547,58 @@ def test_a_step_the_user_answers_on_the_page_waits_for_the_page_even_when_the_ar
     assert Client().post(page_path(again, "profile"), {"name": "Ada Lovelace"}).status_code == 200
     done = opened(client, again, "profile", {"name": "Ada"})
     assert done["structuredContent"] == {"name": "Ada Lovelace", "photo": None}
+
+
+class ConfirmForm(forms.Form):
+    confirmed = forms.BooleanField(label="I confirm this booking")
+
+
+class ConfirmedBookingWizard(WizardTool):
+    form_list = [("destination", DestinationForm), ("confirmation", ConfirmForm)]
+    always_ask = {"confirmation"}
+
+
+@pytest.mark.parametrize("capabilities", [{"elicitation": {"url": {}}}, APPS | {"elicitation": {"url": {}}}])
+def test_a_client_that_cannot_show_a_form_has_the_user_answer_their_step_on_the_page(server, capabilities):
+    register(ConfirmedBookingWizard, server=server)
+    client = mcp(server, capabilities=capabilities)
+    arguments = {"destination": "Oslo", "confirmed": True}
+    first = client.call("confirmed_booking", arguments)  # the arguments fill it: they only prefill it
+    assert url_request(first, "confirmed_booking")["message"] == (
+        "Step 2 of at most 2: Confirmation\nPlease open this page to fill in this step: the user answers "
+        "it themselves, and this client cannot show them a form."
+    )
+    path = page_path(first, "confirmed_booking")
+    assert 'id="id_confirmed" checked' in Client().get(path).content.decode()  # prefilled
+    again = opened(client, first, "confirmed_booking", arguments)  # opened, nothing submitted yet
+    assert page_of(again, "confirmed_booking") == page_of(first, "confirmed_booking")
+    assert Client().post(path, {"confirmed": "on"}).status_code == 200
+    done = opened(client, again, "confirmed_booking", arguments)
+    assert done["structuredContent"] == {"destination": "Oslo", "confirmed": True}
+    assert not WizardPageStep.objects.exists()
+
+
+def test_without_cryptography_a_wizard_with_a_page_step_fails_its_checks(monkeypatch):
+    monkeypatch.setattr(sealing, "_INSTALLED", False)
+    (error,) = [message for message in BookingWizard().check() if message.id == "mcpforms.E417"]
+    assert error.msg.startswith("The wizard's step 'account' has a password or a file, which the URL-mode")
+    assert "cryptography package, 47 or later, which is not installed" in error.msg
+    assert error.hint == 'pip install "mcpforms[wizard-pages]"'
+    assert [message.id for message in ConfirmedBookingWizard().check()] == []  # nothing to keep there
+
+
+def test_without_cryptography_a_client_that_cannot_show_a_form_is_told_the_step_is_the_users(
+    server, monkeypatch
+):
+    monkeypatch.setattr(sealing, "_INSTALLED", False)
+    register(ConfirmedBookingWizard, server=server)
+    client = mcp(server, capabilities={"elicitation": {"url": {}}})
+    result = client.call("confirmed_booking", {"destination": "Oslo", "confirmed": True})
+    assert result["isError"] is True
+    assert text(result).startswith(
+        "Step 'confirmation' (Confirmation) of the Confirmed booking form is answered"
+    )
+    assert not UrlElicitation.objects.exists()
 
 
 def test_a_2025_session_is_sent_to_the_page_then_asked_the_next_step():

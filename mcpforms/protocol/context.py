@@ -131,15 +131,19 @@ class RequestContext:
         pending: Iterable[str] = (),
         version: str | None = None,
         again: bool = False,
+        flow_key: str | None = None,
     ) -> str:
         """Sign a requestState for the next round, bound to this call, its arguments and its principal.
 
         ``answers`` travel signed but readable: never put a secret in them. Each round counts against
         ``MAX_ROUNDS`` unless it is this one asked ``again`` unchanged (a page the user is still on);
         past the limit, or when the token would be too large, this raises ``StateLimit``, a ``ToolError``.
+        The flow's secret (``flow_key``: given, or this round's state's) goes on to the next round.
         """
         state = self.request_state
         rounds = 1 if state is None else state.rounds + (0 if again else 1)
+        if flow_key is None and state is not None:
+            flow_key = state.flow_key
         return dump_state(
             server=self.server,
             tool=self.binding,
@@ -151,6 +155,7 @@ class RequestContext:
             pending=pending,
             version=self.state_version if version is None else version,
             rounds=rounds,
+            flow_key=flow_key,
         )
 
     def check_cancelled(self) -> None:

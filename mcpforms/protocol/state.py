@@ -6,7 +6,8 @@ optionally a version of the tool's definition;
 anything that does not verify raises one ``InvalidState`` whose reason is logged, never sent.
 
 Signed, not encrypted: the client can read it. The caller decides what goes in: mcpforms' form flow never
-puts a password or a file there.
+puts a password or a file there. A flow whose wizard keeps a step on the server carries the secret that
+step is sealed with (``flow_key``), so that the server's database alone never opens it.
 """
 
 from __future__ import annotations
@@ -65,6 +66,9 @@ class RequestState:
     version: str | None = None
     # How many times the flow has asked so far, this state's round included (MAX_ROUNDS).
     rounds: int = 1
+    # A secret of the flow, set once something the server keeps for it is sealed (a wizard's page step,
+    # ``mcpforms.sealing``), the same in each later round; the server keeps it nowhere else.
+    flow_key: str | None = None
 
 
 def principal_for(user: Any) -> str:
@@ -96,9 +100,10 @@ def dump_state(
     version: str | None = None,
     flow: str | None = None,
     rounds: int = 1,
+    flow_key: str | None = None,
 ) -> str:
     """Mint a token carrying the answers so far and the names still pending, for the flow ``flow`` (a
-    new one when None) in its round ``rounds``.
+    new one when None) in its round ``rounds``, with the flow's secret ``flow_key`` when it has one.
 
     Raise ``StateLimit`` rather than mint a token the flow may not go on with: past ``MAX_ROUNDS``, or
     longer than ``MAX_STATE_BYTES``, which ``load_state`` would refuse.
@@ -121,6 +126,8 @@ def dump_state(
         "version": version,
         "rounds": rounds,
     }
+    if flow_key is not None:
+        payload["key"] = flow_key
     token = sign(payload, salt=SALT)
     if len(token) > largest:
         raise StateLimit(
@@ -182,12 +189,14 @@ def _verified(
     answers, pending, issued_at = payload.get("answers"), payload.get("pending"), payload.get("iat")
     flow = payload.get("flow")
     rounds = payload.get("rounds")
+    flow_key = payload.get("key")
     if (
         not isinstance(answers, dict)
         or not isinstance(pending, list)
         or not isinstance(issued_at, int)
         or not isinstance(flow, str)
         or not isinstance(rounds, int)
+        or not (flow_key is None or isinstance(flow_key, str))
     ):
         raise InvalidState("malformed payload")
     return RequestState(
@@ -200,4 +209,5 @@ def _verified(
         pending=tuple(str(name) for name in pending),
         version=version,
         rounds=rounds,
+        flow_key=flow_key,
     )

@@ -14,7 +14,7 @@ from django.test import Client, override_settings
 from mcpforms.protocol.server import default_server
 from project.demo.models import TravelRequest
 from project.tests.test_demo import cards, config
-from tests.core_client import ELICITATION, CoreClient, accept, asked, text
+from tests.core_client import APPS, ELICITATION, CoreClient, accept, asked, text
 
 pytestmark = pytest.mark.django_db
 
@@ -85,6 +85,19 @@ def test_nothing_is_stored_until_the_user_confirms(staff):
     assert list(confirm["requestedSchema"]["properties"]) == ["confirmed"]
     again = client.answer(result, "travel_request", arguments, travel_request=accept(confirmed=False))
     assert asked(again, "travel_request")["message"].startswith("Step 3 of at most 3: Confirmation\n")
+    assert TravelRequest.objects.count() == 0
+
+
+def test_an_apps_host_gets_no_app_whose_submit_tool_could_confirm_for_the_user(staff):
+    # The App's submit tool is one the model may call too: a wizard with a step the user answers
+    # themselves is asked by form elicitation (or on the URL-mode page) instead.
+    host = CoreClient(default_server, capabilities=APPS | ELICITATION, user=staff)
+    listed = {tool["name"]: tool for tool in host.result("tools/list")["tools"]}
+    assert "travel_request_submit" not in listed
+    assert "ui" not in listed["travel_request"].get("_meta", {})
+    arguments = {"destination": "Bergen", **DATES, "confirmed": True}
+    confirm = asked(host.call("travel_request", arguments), "travel_request")
+    assert confirm["message"] == "Step 3 of at most 3: Confirmation"
     assert TravelRequest.objects.count() == 0
 
 

@@ -1,11 +1,14 @@
 """A multi-step form's App in a real browser (Debian's chromium through playwright-core), hosted by
 ext-apps' AppBridge, against a real server process: one step at a time under "Step k of at most N", Next
-and Back, the condition decided on the server. Screenshots land in artifacts/wizard/, 1,280 px wide."""
+and Back, the condition decided on the server. Screenshots land in artifacts/wizard/, 1,280 px wide; with
+``MCPFORMS_DOCS_IMAGES=1`` the passport step's is also docs/images/wizard-app-step.png, which
+docs/howto/wizards.md shows."""
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,6 +23,7 @@ ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = Path("/usr/bin/chromium")
 # A folder of its own: test_browser.py clears the pictures at the top of artifacts/.
 ARTIFACTS = Path(os.environ.get("MCPFORMS_ARTIFACTS", ROOT / "artifacts")) / "wizard"
+DOCS_IMAGE = ROOT / "docs" / "images" / "wizard-app-step.png"
 SCREENSHOTS = (
     "wizard-step-1",
     "wizard-step-2-passport",
@@ -47,7 +51,10 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
         for old in ARTIFACTS.glob("*.png"):
             old.unlink()
-        yield node_report("wizard_host.mjs", base, str(ARTIFACTS), timeout=120)
+        made = node_report("wizard_host.mjs", base, str(ARTIFACTS), timeout=120)
+        if os.environ.get("MCPFORMS_DOCS_IMAGES") == "1":  # on purpose only: a run leaves the docs alone
+            shutil.copyfile(ARTIFACTS / "wizard-step-2-passport.png", DOCS_IMAGE)
+        yield made
 
 
 def screens(report: dict[str, Any]) -> dict[str, dict[str, Any]]:

@@ -121,12 +121,14 @@ def test_the_metadata_names_the_supported_range_and_where_to_look(dist):
     }
     assert required == RUNTIME
     # The optional parts come only with their extras: `pip install "mcpforms[oauth]"`, `[background]`
-    # (the django-tasks backport Django 5.2 needs), `[wizards]` (django-formtools, for register_wizard).
-    assert metadata.get_all("Provides-Extra") == ["oauth", "background", "wizards"]
+    # (the django-tasks backport Django 5.2 needs), `[wizards]` (django-formtools, for register_wizard),
+    # `[wizard-pages]` (cryptography, which encrypts what a wizard's URL-mode page keeps).
+    assert metadata.get_all("Provides-Extra") == ["oauth", "background", "wizards", "wizard-pages"]
     assert [line for line in metadata.get_all("Requires-Dist", []) if "extra ==" in line] == [
         'django-oauth-toolkit<4,>=3.4; extra == "oauth"',
         'django-tasks>=0.12; extra == "background"',
         'django-formtools>=2.7; extra == "wizards"',
+        'cryptography>=47; extra == "wizard-pages"',
     ]
 
 

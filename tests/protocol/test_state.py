@@ -329,6 +329,8 @@ def test_with_a_dedicated_state_key_a_token_signed_without_our_salt_is_refused()
         {"pending": None},
         {"rounds": "1"},
         {"rounds": None},
+        {"key": 7},
+        {"key": ["secret"]},
     ],
 )
 def test_answers_or_pending_of_the_wrong_type_are_refused_even_when_signed(malformed):
@@ -432,3 +434,9 @@ def test_an_issue_time_or_flow_of_the_wrong_type_is_refused_even_when_signed(mal
 def test_the_state_names_the_server_that_minted_it():
     # The server is part of a flow's identity (a completed flow is recorded per server).
     assert load_state(mint(), **BINDING).server == "default"
+
+
+def test_a_flows_secret_travels_only_once_it_has_one():
+    assert load_state(mint(), **BINDING).flow_key is None
+    assert '"key"' not in json.dumps(signing.TimestampSigner(salt=SALT).unsign_object(mint()))
+    assert load_state(mint(flow_key="s3cret"), **BINDING).flow_key == "s3cret"

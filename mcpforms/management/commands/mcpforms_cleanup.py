@@ -1,7 +1,8 @@
 """Delete what mcpforms keeps past its lifetime, as ``clearsessions`` does for Django's sessions: expired
-2025-era sessions and pending calls, URL-mode rows, completed-flow records, expired tasks (approval
-requests nobody decided in time among them) and never-used OAuth client registrations. Run on a
-schedule, it takes over from the requests' occasional ``mcpforms.models.sweep``."""
+2025-era sessions and pending calls, URL-mode rows (wizards' page steps and their files among them),
+completed-flow records, expired tasks (approval requests nobody decided in time among them) and
+never-used OAuth client registrations. Run on a schedule, it takes over from the requests' occasional
+``mcpforms.models.sweep``."""
 
 from __future__ import annotations
 

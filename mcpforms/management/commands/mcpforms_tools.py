@@ -28,7 +28,7 @@ from mcpforms.registry import Registry, registry_for
 from mcpforms.schema import form_schema
 from mcpforms.tools import FormTool
 from mcpforms.ui import submit_name
-from mcpforms.ways import ways_to_fill
+from mcpforms.ways import page_steps, ways_to_fill
 from mcpforms.wizard_views import ViewWizardTool
 from mcpforms.wizards import WizardTool
 
@@ -101,6 +101,7 @@ def wizard_steps(tool: WizardTool) -> list[dict[str, Any]]:
                 "title": tool.get_step_title(step),
                 "condition": tool.describe_condition(step),
                 "always_ask": step in tool.always_ask,
+                "on_page": step in page_steps(tool),
                 "fields": [field_entry(auto) for auto in fields],
                 "elicitation_schema": form_schema(fields),
             }
@@ -151,8 +152,12 @@ def describe(tool: FormTool, source: dict[str, Any]) -> dict[str, Any]:
         entry["error"] = f"{type(error).__name__}: {error}"
         return entry
     entry["fields"] = [field_entry(auto) for auto in fields]
-    # The page shows the whole form, prefilled; page-only fields are the ones nothing else may collect.
+    # The page shows the whole form, prefilled; page-only fields are the ones nothing else may collect. A
+    # wizard's page shows one step: the fields of the steps some client fills there.
     entry["url_page_fields"] = [auto.name for auto in fields] if "url" in entry["paths"] else []
+    if isinstance(tool, WizardTool) and entry["url_page_fields"]:
+        on_page = page_steps(tool)
+        entry["url_page_fields"] = [auto.name for step in on_page for auto in tool.step_fields(None, step)]
     entry["page_only_fields"] = [auto.name for auto in fields if auto.page_only]
     return entry
 
@@ -409,7 +414,10 @@ class Command(BaseCommand):
             lines.append(("error", entry["error"]))
         else:
             page = "not used"
-            if entry["url_page_fields"]:
+            if entry["url_page_fields"] and "steps" in entry:
+                shown = [step["name"] for step in entry["steps"] if step["on_page"]]
+                page = f"step {', '.join(shown)}: " + ", ".join(entry["url_page_fields"])
+            elif entry["url_page_fields"]:
                 page = "the whole form: " + ", ".join(entry["url_page_fields"])
             if entry["page_only_fields"]:
                 page += f" (only there: {', '.join(entry['page_only_fields'])})"
