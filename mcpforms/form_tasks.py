@@ -36,11 +36,14 @@ def _part(kept: Mapping[str, Any], name: str) -> dict[str, Any]:
     return dict(part) if isinstance(part, Mapping) else {}
 
 
-def stored(ctx: RequestContext, ready: Ready) -> dict[str, Any]:
-    """What a task keeps of its call: the arguments (an update's lookup among them) and the values the
-    form was bound to, as JSON."""
+def stored(tool: FormTool, ctx: RequestContext, ready: Ready) -> dict[str, Any]:
+    """What a task keeps of its call: the arguments the tool declares (the form's fields, an update's
+    lookup) and the values the form was bound to, as JSON. A task lives for days (``TASK_TTL``) and is
+    shown to approvers: a client must not make the server keep what no handler reads."""
     arguments = ctx.arguments if isinstance(ctx.arguments, Mapping) else {}
-    return {"arguments": to_json(dict(arguments)), "values": to_json(dict(ready.values))}
+    declared = {*ready.form.fields, *([tool.lookup] if tool.update else [])}
+    kept = {name: value for name, value in arguments.items() if name in declared}
+    return {"arguments": to_json(kept), "values": to_json(dict(ready.values))}
 
 
 def start(tool: FormTool, ctx: RequestContext, ready: Ready) -> dict[str, Any] | None:
@@ -57,7 +60,12 @@ def start(tool: FormTool, ctx: RequestContext, ready: Ready) -> dict[str, Any] |
         existing = ToolTask.objects.filter(flow=flow).first() if flow is not None else None
         return None if existing is None else _told(existing)
     started = start_task(
-        ctx, tool=tool.name, arguments=stored(ctx, ready), status_message=QUEUED, ttl=tool.task_ttl, flow=flow
+        ctx,
+        tool=tool.name,
+        arguments=stored(tool, ctx, ready),
+        status_message=QUEUED,
+        ttl=tool.task_ttl,
+        flow=flow,
     )
     return started.created_result()
 
@@ -68,7 +76,7 @@ def _ask_for_approval(tool: FormTool, ctx: RequestContext, ready: Ready, flow: s
     started = start_task(
         ctx,
         tool=tool.name,
-        arguments=stored(ctx, ready),
+        arguments=stored(tool, ctx, ready),
         runner=ToolTask.Runner.STAFF,
         status_message=WAITING_FOR_APPROVAL,
         ttl=tool.task_ttl,
