@@ -25,15 +25,17 @@ from datetime import timedelta
 from typing import Any, TypeVar, cast
 
 from django.db import DatabaseError, IntegrityError, connections, router, transaction
+from django.db.models import Count, Min, Q
 from django.utils import timezone
 
 from mcpforms.conf import conf
 from mcpforms.models import ToolTask, sweep, task_digest
+from mcpforms.protocol.budgets import Kept, check_task_budget
 from mcpforms.protocol.capabilities import client_implementation
 from mcpforms.protocol.context import RequestContext
 from mcpforms.protocol.errors import INTERNAL_ERROR, ProtocolError, ToolError, unreachable_service
 from mcpforms.protocol.server import server_for
-from mcpforms.protocol.state import RequestState
+from mcpforms.protocol.state import ANONYMOUS, RequestState
 from mcpforms.protocol.tasks import Ask, TaskCancelled, TaskView, Wait
 from mcpforms.protocol.tokens import keyed_hmac, signing_keys
 
@@ -238,7 +240,8 @@ def start_task(
     in seconds (``TASK_TTL`` by default). ``flow`` (``flow_digest``) makes a form flow's task once: a
     replay of its final round gets the same task back."""
     if flow is not None and (made := _made_for(flow)) is not None:
-        return made  # a replay of the final round: the task it made
+        return made  # a replay of the final round: the task it made, whatever the budgets say now
+    check_task_budget(_live, principal=ctx.principal, address=ctx.address)
     task_id = _task_id(flow)
     now = timezone.now()
     seconds = conf.TASK_TTL if ttl is None else ttl
@@ -248,6 +251,7 @@ def start_task(
         server=ctx.server,
         tool=tool,
         principal=ctx.principal,
+        address=ctx.address if ctx.principal == ANONYMOUS and ctx.address else "",
         user=ctx.user if getattr(ctx.user, "pk", None) is not None else None,
         client=client_implementation(ctx.client_info),
         arguments=dict(arguments),
@@ -292,6 +296,18 @@ def _made_for(flow: str) -> Started | None:
         f"This form was submitted already, as request #{row.pk}, with a signing key the server no longer "
         "holds; call the tool again to start over."
     )
+
+
+def _live(principal: str, address: str | None) -> Kept:
+    """The budgets' count: ``principal``'s tasks that have not expired (from ``address``, when given)."""
+    rows = ToolTask.objects.filter(
+        Q(expires__isnull=True) | Q(expires__gt=timezone.now()), principal=principal
+    )
+    if address is not None:
+        rows = rows.filter(address=address)
+    counted = rows.aggregate(count=Count("pk"), first=Min("expires"))
+    first = counted["first"]
+    return Kept(counted["count"], first.timestamp() if first is not None else None)
 
 
 # Running a turn -------------------------------------------------------------------------------------------
