@@ -4,12 +4,16 @@ and the Approve / Reject / Send back buttons (``mcpforms.task_admin``)."""
 from __future__ import annotations
 
 import re
+from datetime import timedelta
 from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
+from django.db import connection
 from django.test import Client, override_settings
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
+from django.utils import timezone
 
 from mcpforms.models import ToolTask
 from mcpforms.protocol.context import RequestContext
@@ -86,6 +90,17 @@ def test_an_approval_callable_picks_the_rows_each_approver_sees():
     page = signed_in(site.approver).get(url("changelist")).content.decode()
     assert f"#{small.pk}<" in page
     assert f"#{large.pk}<" not in page
+
+
+def test_a_request_a_rule_let_them_decide_stays_listed_for_whoever_decided_it():
+    site = site_with(approval=lambda approver, task: task.arguments["values"]["amount"] <= 50)
+    row = ask_from(site, CLAUDE)
+    colleague = signed_in(user("colleague"))
+    assert f"#{row.pk}<" in colleague.get(url("changelist")).content.decode()  # the rule lets them too
+    _decide(site, row, decision="approve")
+    assert f"#{row.pk}<" in signed_in(site.approver).get(url("changelist")).content.decode()
+    # Decided, it waits for nobody: the rule is no longer asked about it, and the colleague has no list.
+    assert colleague.get(url("changelist")).status_code == 403
 
 
 def test_who_may_see_every_task_sees_background_ones_too(site):
@@ -245,3 +260,65 @@ def test_an_approver_of_one_tool_sees_nothing_of_anothers_requests(site):
     response = approver.post(url("decide", other.pk), {"decision": "approve"})
     assert response.status_code == 403
     assert ToolTask.objects.get(pk=other.pk).status == "working"
+
+
+# A list of many requests ---------------------------------------------------------------------------------
+
+
+def many_requests(site: Site, tool: str, count: int, *, status: str, start: int = 0) -> None:
+    """``count`` requests of ``tool``, made as calls make them, but at once."""
+    now = timezone.now()
+    values = {"order": "A-1", "amount": 30, "why": "late"}
+    ToolTask.objects.bulk_create(
+        ToolTask(
+            digest=f"{tool}-{start + number:08d}".ljust(64, "0"),
+            server=site.server.key,
+            tool=tool,
+            principal=f"user:{site.requester.pk}",
+            user=site.requester,
+            arguments={"arguments": values, "values": values},
+            runner=ToolTask.Runner.STAFF,
+            status=status,
+            created=now - timedelta(seconds=start + number),
+            expires=now + timedelta(days=7),
+        )
+        for number in range(count)
+    )
+
+
+def test_the_approvers_list_stays_fast_with_ten_thousand_requests():
+    from mcpforms.registry import registry_for
+    from mcpforms.tools import tool_class
+    from tests.test_approvals import APPROVE, RefundForm
+
+    asked: list[int] = []
+
+    def small_refunds(approver: Any, task: ToolTask) -> bool:
+        asked.append(task.pk)
+        return bool(task.arguments["values"]["amount"] <= 50)
+
+    site = site_with(approval=small_refunds)  # the refund tool: a rule decides who decides
+    registry_for(site.server).add_tool(tool_class(RefundForm, name="payout", approval=APPROVE)())
+    many_requests(site, "refund", 5, status="working")
+    many_requests(site, "payout", 5, status="working")
+    approver = signed_in(site.approver)
+
+    def listed() -> tuple[int, int, str]:
+        """The queries and the rule's calls one page of the list takes, and the page."""
+        asked.clear()
+        with CaptureQueriesContext(connection) as queries:
+            response = approver.get(url("changelist"))
+        assert response.status_code == 200
+        return len(queries), len(asked), response.content.decode()
+
+    few_queries, few_asked, page = listed()
+    assert "10 tasks" in page
+    # Ten thousand more: a week's decided requests of both tools, and a few more waiting.
+    many_requests(site, "refund", 5000, status="completed", start=10)
+    many_requests(site, "payout", 4990, status="completed", start=10)
+    many_requests(site, "refund", 5, status="working", start=6000)
+    queries, rule_calls, page = listed()
+    assert queries == few_queries
+    # The rule is asked about the requests waiting for a decision, once each: never the table's history.
+    assert rule_calls == few_asked + 5 <= 10
+    assert "5005 tasks" in page  # the rule's waiting ten, and every request of the permission's tool
