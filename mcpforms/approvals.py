@@ -26,7 +26,7 @@ from django.utils import timezone
 
 import mcpforms.signals as signals
 from mcpforms.conf import conf
-from mcpforms.form_tasks import amendment_request, bound_form, problems
+from mcpforms.form_tasks import amendment_request, bound_form, problems, requester_gone
 from mcpforms.models import CompletedFlow, ToolTask
 from mcpforms.output import error_result, to_json
 from mcpforms.protocol.errors import INTERNAL_ERROR, ToolError, unreachable_service
@@ -114,6 +114,11 @@ def amend(tool: FormTool, row: ToolTask, approver: Any, note: str, *, seen: str 
         raise ApprovalRefused("Say what should change: the note is what the requester reads.")
     with transaction.atomic():
         task = _locked(tool, row, approver, seen)
+        if (gone := requester_gone(task.user, task.principal)) is not None:
+            raise ApprovalRefused(
+                f"Request #{task.pk} cannot be sent back: nobody can answer it, the account that made it is "
+                f"{gone}. Reject it to close it."
+            )
         try:
             requests = amendment_request(tool, task, note)
         except ValueError:

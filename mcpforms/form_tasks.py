@@ -20,7 +20,7 @@ from mcpforms.models import CompletedFlow, ToolTask
 from mcpforms.output import error_result, to_json
 from mcpforms.protocol.context import RequestContext
 from mcpforms.protocol.errors import ToolError
-from mcpforms.protocol.state import RequestState
+from mcpforms.protocol.state import ANONYMOUS, RequestState
 from mcpforms.protocol.tasks import Ask, Wait, tasks_required
 from mcpforms.running import Refusal, check_access, flow_of, form_label, handled
 from mcpforms.task_store import finishing, flow_digest, start_task, turn_context
@@ -99,10 +99,34 @@ def _told(row: ToolTask) -> dict[str, Any]:
     return {"content": [{"type": "text", "text": text}]}
 
 
+def requester_gone(user: Any, principal: str) -> str | None:
+    """How the account that made a task is gone since — ``"deactivated"`` or ``"deleted"`` — or None when
+    it is not (or nobody signed in made it). Nothing runs for it then: its tokens, sessions and OAuth grants
+    stopped working too."""
+    if principal == ANONYMOUS:
+        return None
+    if user is None:
+        return "deleted"
+    return None if getattr(user, "is_active", True) else "deactivated"
+
+
+def _gone_refusal(ctx: RequestContext) -> Refusal | None:
+    gone = requester_gone(ctx.user, ctx.principal)
+    if gone == "deleted":
+        return Refusal("The account that made this request no longer exists: nothing was run.")
+    if gone == "deactivated":
+        name = ctx.user.get_username()
+        return Refusal(f"The account that made this request, {name}, has been deactivated: nothing was run.")
+    return None
+
+
 def bound_form(tool: FormTool, ctx: RequestContext, kept: Mapping[str, Any]) -> FormOutcome:
     """The tool's form bound again to what a task ``kept``, for the requester of ``ctx``, and judged anew:
     the object an update changes may be gone, a unique value taken, a choice withdrawn. Raises
-    ``Refusal`` when the requester may no longer use the tool or the object is gone."""
+    ``Refusal`` when the requester's account is gone (deactivated or deleted), may no longer use the tool,
+    or the object is gone."""
+    if (refusal := _gone_refusal(ctx)) is not None:
+        raise refusal
     instance = check_access(tool, ctx, _part(kept, "arguments"))
     kwargs = flow_of(tool).kwargs_for(ctx, instance=instance)
     return validate_with_form(tool.form_class, _part(kept, "values"), **kwargs)

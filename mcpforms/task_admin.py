@@ -23,6 +23,7 @@ from django.utils.html import format_html, format_html_join
 
 from mcpforms.approvals import ApprovalRefused, Decided, amend, approve, fingerprint, reject, why_not
 from mcpforms.fields import AutoFormField
+from mcpforms.form_tasks import requester_gone
 from mcpforms.models import ToolTask
 from mcpforms.registry import form_tool_of
 from mcpforms.task_store import LIVE
@@ -152,7 +153,9 @@ class ToolTaskAdmin(ToolTaskModelAdmin):
 
     @admin.display(description="requester", ordering="user__username")
     def requester(self, task: ToolTask) -> str:
-        return task.user.get_username() if task.user is not None else task.principal
+        name = task.user.get_username() if task.user is not None else task.principal
+        gone = requester_gone(task.user, task.principal)
+        return name if gone is None else f"{name} ({gone})"
 
     @admin.display(description="client")
     def client_name(self, task: ToolTask) -> str:
@@ -191,10 +194,13 @@ class ToolTaskAdmin(ToolTaskModelAdmin):
         refusal = why_not(tool, task, request.user)
         if refusal is not None:
             return {"cannot_decide": refusal}
-        return {
-            "decision_url": self._url("decide", task.pk),
-            "seen": fingerprint(task),
-        }
+        context = {"decision_url": self._url("decide", task.pk), "seen": fingerprint(task)}
+        if (gone := requester_gone(task.user, task.principal)) is not None:
+            context["requester_gone"] = (
+                f"The account that made this request has been {gone}: approving runs nothing, and the "
+                "request ends with that error. Reject it to close it with your reason."
+            )
+        return context
 
     # Deciding ------------------------------------------------------------------------------------------
 

@@ -437,6 +437,52 @@ def test_a_request_just_before_its_expiry_can_still_be_approved(site):
     assert site.poll(task_id)["status"] == "completed"
 
 
+# A requester who is no longer active -----------------------------------------------------------------
+
+
+def gone(site: Site, how: str) -> str:
+    """Deactivate or delete the requester, as staff do to someone who left; what the request says then."""
+    if how == "deactivated":
+        User.objects.filter(pk=site.requester.pk).update(is_active=False)
+        return "The account that made this request, ann, has been deactivated: nothing was run."
+    site.requester.delete()
+    return "The account that made this request no longer exists: nothing was run."
+
+
+@pytest.mark.parametrize("how", ["deactivated", "deleted"])
+def test_approving_the_request_of_a_requester_no_longer_active_runs_nothing_and_ends_it(how):
+    seen: list[Any] = []
+
+    def refund(request: Any, form: forms.BaseForm) -> str:
+        seen.append(request.user)
+        return "Refunded"
+
+    site = site_with(handle=refund)
+    _, row = site.ask()
+    why = gone(site, how)
+
+    decided = approve(site.tool, row, site.approver)
+
+    assert seen == [] and site.runs == []
+    assert not decided.succeeded
+    assert decided.message == f"Approved request #{row.pk}, but it could not run: {why}"
+    row.refresh_from_db()
+    assert row.status == "completed" and row.result is not None
+    assert row.result["isError"] is True and text(row.result) == why
+    assert not CompletedFlow.objects.exists()
+
+
+@pytest.mark.parametrize("how", ["deactivated", "deleted"])
+def test_a_request_whose_requester_is_gone_cannot_be_sent_back(site, how):
+    _, row = site.ask()
+    gone(site, how)
+    with pytest.raises(ApprovalRefused, match="cannot be sent back: nobody can answer it"):
+        amend(site.tool, row, site.approver, "Which parcel?")
+    reject(site.tool, row, site.approver, "They left.")  # rejecting it closes it
+    row.refresh_from_db()
+    assert (row.status, row.decision) == ("completed", "rejected")
+
+
 # Who may decide ----------------------------------------------------------------------------------------
 
 

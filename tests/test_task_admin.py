@@ -133,6 +133,27 @@ def test_the_page_shows_what_was_asked_read_only_under_the_forms_labels(site):
         assert button in page
 
 
+def test_the_page_says_when_the_requester_is_no_longer_active(site):
+    deactivated = ask_from(site, CLAUDE)
+    User.objects.filter(pk=site.requester.pk).update(is_active=False)
+    approver = signed_in(site.approver)
+    assert "ann (deactivated)" in approver.get(url("changelist")).content.decode()
+    page = approver.get(url("change", deactivated.pk)).content.decode()
+    assert "ann (deactivated)" in page
+    assert "has been deactivated: approving runs nothing" in page
+    response = approver.post(url("decide", deactivated.pk), {"decision": "approve"}, follow=True)
+    assert messages_of(response) == [
+        f"Approved request #{deactivated.pk}, but it could not run: The account that made this request, "
+        "ann, has been deactivated: nothing was run."
+    ]
+    assert site.runs == []
+    User.objects.get(pk=site.requester.pk).delete()
+    deleted = ToolTask.objects.create(
+        digest="d" * 64, server=site.server.key, tool="refund", principal="user:999", runner="staff"
+    )
+    assert "user:999 (deleted)" in approver.get(url("change", deleted.pk)).content.decode()
+
+
 def test_a_decided_request_shows_its_decision_and_no_buttons(site):
     row = ask_from(site, CLAUDE)
     approver = signed_in(site.approver)
