@@ -90,7 +90,7 @@ def reject(
 ) -> Decided:
     """Reject ``row``: the task completes with ``isError`` and the ``reason``, which the requester (and
     their model) read; nothing runs."""
-    reason = reason.strip()
+    reason = _stored(reason)
     with _deciding(row):
         task = _locked(tool, row, approver, seen)
         text = f"Request #{task.pk} ({tool.get_title()}) was rejected; nothing was done."
@@ -112,7 +112,7 @@ def amend(tool: FormTool, row: ToolTask, approver: Any, note: str, *, seen: str 
     """Send ``row`` back to its requester: the task asks them (``input_required``, under a key never
     issued before) for the tool's fields, prefilled with what they asked for, with ``note`` as the
     message; their valid answer puts it back in the queue for a decision."""
-    note = note.strip()
+    note = _stored(note)
     if not note:
         raise ApprovalRefused("Say what should change: the note is what the requester reads.")
     with _deciding(row):
@@ -133,6 +133,17 @@ def amend(tool: FormTool, row: ToolTask, approver: Any, note: str, *, seen: str 
         _finish(tool, task, Decision.AMEND, approver, note, message="Sent back for an amendment")
         task.refresh_from_db()
     return Decided(task, f"Sent request #{task.pk} back to the requester with your note.")
+
+
+def _stored(text: str) -> str:
+    """An approver's reason or note as the task keeps it, stripped; a NUL character is refused, as Django's
+    form fields refuse it: PostgreSQL stores none, in a text column or in JSON."""
+    if "\x00" in text:
+        raise ApprovalRefused(
+            "Nothing was decided: the reason or note holds a null character, which cannot be stored. Remove "
+            "it and decide again."
+        )
+    return text.strip()
 
 
 # The request, locked and checked ------------------------------------------------------------------------

@@ -205,6 +205,19 @@ def test_reject_with_a_reason_and_send_back_with_a_note(site):
     assert site.runs == []
 
 
+@pytest.mark.parametrize("decision", ["reject", "amend"])
+def test_a_reason_no_database_can_store_is_refused_with_a_message(site, decision):
+    """PostgreSQL stores no NUL character, in a text column or in JSON: the approver is told so."""
+    row = ask_from(site, CLAUDE)
+    response = _decide(site, row, decision=decision, reason="No receipt.\x00")
+    assert messages_of(response) == [
+        "Nothing was decided: the reason or note holds a null character, which cannot be stored. "
+        "Remove it and decide again."
+    ]
+    row.refresh_from_db()
+    assert (row.status, row.decision, row.reason) == ("working", "", "")
+
+
 def test_a_decision_post_without_the_csrf_token_is_refused(site):
     row = ask_from(site, CLAUDE)
     client = signed_in(site.approver, enforce_csrf_checks=True)
