@@ -305,7 +305,14 @@ _helpers = _Helpers()
 
 
 def _streamed(
-    server: Server, payload: Any, headers: dict[str, str], user: Any, granted: Access, *, asgi: bool
+    server: Server,
+    payload: Any,
+    headers: dict[str, str],
+    user: Any,
+    granted: Access,
+    *,
+    address: str | None,
+    asgi: bool,
 ) -> HttpResponseBase | Reply:
     """Run the handler on a helper thread and stream what it sends before its result.
 
@@ -317,7 +324,9 @@ def _streamed(
 
     def work() -> None:
         try:
-            reply = server.handle(payload, headers=headers, user=user, notify=events.put, access=granted)
+            reply = server.handle(
+                payload, headers=headers, user=user, notify=events.put, address=address, access=granted
+            )
         except Exception:  # handle() answers every failure itself; this only keeps the request from waiting
             logger.exception("The MCP endpoint failed")
             reply = Reply(200, error_response(None, _internal_error()))
@@ -454,14 +463,16 @@ def _serve(server: Server, request: HttpRequest, auth: Sequence[Auth]) -> HttpRe
         payload = decode(body)
     except ProtocolError as error:
         return _json(Reply(400, error_response(None, error)))
+    # REMOTE_ADDR, never X-Forwarded-For: a client can write that header (behind a proxy, have the server
+    # set REMOTE_ADDR from it). The budgets of anonymous callers count by it: a 2025-era initialize's
+    # sessions, a call's tasks.
+    address = request.META.get("REMOTE_ADDR")
     if _may_notify(payload, headers):
         if user is not None:
             user.is_authenticated  # noqa: B018  (resolve the lazy user here, not on the worker thread)
-        streamed = _streamed(server, payload, headers, user, granted, asgi=isinstance(request, ASGIRequest))
+        asgi = isinstance(request, ASGIRequest)
+        streamed = _streamed(server, payload, headers, user, granted, address=address, asgi=asgi)
         return _challenged(request, auth, streamed) if isinstance(streamed, Reply) else streamed
-    # REMOTE_ADDR, never X-Forwarded-For: a client can write that header (behind a proxy, have the server
-    # set REMOTE_ADDR from it). Only a 2025-era initialize reads it, which is never streamed.
-    address = request.META.get("REMOTE_ADDR")
     reply = server.handle(payload, headers=headers, user=user, address=address, access=granted)
     return _challenged(request, auth, _explained(reply))
 

@@ -18,15 +18,18 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any
 
-from django.db import IntegrityError, transaction
+from django.db import DatabaseError, IntegrityError, connections, router, transaction
+from django.db.models import F
 from django.utils import timezone
 
 import mcpforms.signals as signals
 from mcpforms.conf import conf
-from mcpforms.form_tasks import amendment_request, bound_form, problems
+from mcpforms.form_tasks import amendment_request, bound_form, problems, requester_gone
 from mcpforms.models import CompletedFlow, ToolTask
 from mcpforms.output import error_result, to_json
 from mcpforms.protocol.errors import INTERNAL_ERROR, ToolError, unreachable_service
@@ -67,7 +70,7 @@ def approve(tool: FormTool, row: ToolTask, approver: Any, *, seen: str | None = 
     """Approve ``row``: run ``tool``'s handler on the form bound again for the requester; the task
     completes with its result (``isError`` when the form is no longer valid or the handler raised
     ``ToolError``), or fails with an internal error."""
-    with transaction.atomic():
+    with _deciding(row):
         task = _locked(tool, row, approver, seen)
         status, outcome = _run(tool, task)
         if status == Status.FAILED:
@@ -87,8 +90,8 @@ def reject(
 ) -> Decided:
     """Reject ``row``: the task completes with ``isError`` and the ``reason``, which the requester (and
     their model) read; nothing runs."""
-    reason = reason.strip()
-    with transaction.atomic():
+    reason = _stored(reason)
+    with _deciding(row):
         task = _locked(tool, row, approver, seen)
         text = f"Request #{task.pk} ({tool.get_title()}) was rejected; nothing was done."
         if reason:
@@ -109,11 +112,16 @@ def amend(tool: FormTool, row: ToolTask, approver: Any, note: str, *, seen: str 
     """Send ``row`` back to its requester: the task asks them (``input_required``, under a key never
     issued before) for the tool's fields, prefilled with what they asked for, with ``note`` as the
     message; their valid answer puts it back in the queue for a decision."""
-    note = note.strip()
+    note = _stored(note)
     if not note:
         raise ApprovalRefused("Say what should change: the note is what the requester reads.")
-    with transaction.atomic():
+    with _deciding(row):
         task = _locked(tool, row, approver, seen)
+        if (gone := requester_gone(task.user, task.principal)) is not None:
+            raise ApprovalRefused(
+                f"Request #{task.pk} cannot be sent back: nobody can answer it, the account that made it is "
+                f"{gone}. Reject it to close it."
+            )
         try:
             requests = amendment_request(tool, task, note)
         except ValueError:
@@ -125,6 +133,17 @@ def amend(tool: FormTool, row: ToolTask, approver: Any, note: str, *, seen: str 
         _finish(tool, task, Decision.AMEND, approver, note, message="Sent back for an amendment")
         task.refresh_from_db()
     return Decided(task, f"Sent request #{task.pk} back to the requester with your note.")
+
+
+def _stored(text: str) -> str:
+    """An approver's reason or note as the task keeps it, stripped; a NUL character is refused, as Django's
+    form fields refuse it: PostgreSQL stores none, in a text column or in JSON."""
+    if "\x00" in text:
+        raise ApprovalRefused(
+            "Nothing was decided: the reason or note holds a null character, which cannot be stored. Remove "
+            "it and decide again."
+        )
+    return text.strip()
 
 
 # The request, locked and checked ------------------------------------------------------------------------
@@ -154,9 +173,49 @@ def why_not(tool: FormTool, task: ToolTask, approver: Any) -> str | None:
     return None
 
 
+@contextmanager
+def _deciding(row: ToolTask) -> Iterator[None]:
+    """The transaction of one decision on ``row``: refused with a sentence for the approver, never a 500,
+    when another transaction holds the request (a colleague deciding it, the requester amending or
+    cancelling it) and this one would have to wait for it."""
+    try:
+        with transaction.atomic():
+            yield
+    except DatabaseError as error:
+        if not _busy(error):
+            raise
+        raise ApprovalRefused(
+            f"Someone is deciding or changing request #{row.pk} right now: nothing was decided. Look at it "
+            "again in a moment."
+        ) from None
+
+
+def _busy(error: DatabaseError) -> bool:
+    """Whether ``error`` says another transaction holds the request: PostgreSQL refusing a locked row to
+    NOWAIT (SQLSTATE 55P03), MySQL the same (3572) or after its lock wait (1205), SQLite's one write lock
+    still held once the connection's busy timeout ran out."""
+    cause = error.__cause__
+    if "55P03" in (getattr(cause, "sqlstate", None), getattr(cause, "pgcode", None)):
+        return True
+    if (getattr(cause, "args", None) or (None,))[0] in (1205, 3572):
+        return True
+    return str(getattr(cause, "sqlite_errorname", "")).startswith(("SQLITE_BUSY", "SQLITE_LOCKED"))
+
+
 def _locked(tool: FormTool, row: ToolTask, approver: Any, seen: str | None) -> ToolTask:
-    """``row`` again, locked until the decision commits, once ``approver`` may decide it now."""
-    task = ToolTask.objects.select_for_update().filter(pk=row.pk).first()
+    """``row`` again, locked until the decision commits, once ``approver`` may decide it now. Another
+    decision holding it is not waited for: it may be running a handler for minutes (``_deciding`` says
+    so instead)."""
+    features = connections[router.db_for_write(ToolTask)].features
+    if features.has_select_for_update:
+        rows = ToolTask.objects.select_for_update(nowait=features.has_select_for_update_nowait)
+    else:
+        # SQLite locks no rows. The decision's first statement writes the row instead, which takes the
+        # database's one write lock for the whole decision: a second one waits here (its busy timeout)
+        # rather than read the request as still waiting and run the handler a second time.
+        ToolTask.objects.filter(pk=row.pk).update(updated=F("updated"))
+        rows = ToolTask.objects.all()
+    task = rows.filter(pk=row.pk).first()
     if task is None:
         raise ApprovalRefused(f"Request #{row.pk} no longer exists.")
     refusal = why_not(tool, task, approver)

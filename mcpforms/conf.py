@@ -681,6 +681,33 @@ class Conf:
         section=Section.TASKS,
         help="Whether staff may approve (or reject) a request they made themselves.",
     )
+    # The task budgets (mcpforms.protocol.budgets), answered 429 when full. A task is kept until it expires
+    # (TASK_TTL, a week), whatever its status, and an approval request waits in the approvers' list: a user's
+    # budget is some seventy calls a day for a week, and a project whose background tools are called more
+    # often raises it (or lowers their task_ttl).
+    TASKS_PER_PRINCIPAL: Setting[int | None] = Setting(
+        500,
+        integer(none_means="no limit"),
+        check="mcpforms.E021",
+        section=Section.TASKS,
+        help="Live (unexpired) tasks of one user, approval requests and background work together.",
+    )
+    # As for sessions: behind a reverse proxy, have the server set REMOTE_ADDR from its header, or set None.
+    ANONYMOUS_TASKS_PER_ADDRESS: Setting[int | None] = Setting(
+        20,
+        integer(none_means="no limit"),
+        check="mcpforms.E021",
+        section=Section.TASKS,
+        help="Live tasks of anonymous callers from one address (`REMOTE_ADDR`; an IPv6 /64).",
+    )
+    # What many addresses together can make the server keep, and the approvers read.
+    ANONYMOUS_TASKS: Setting[int | None] = Setting(
+        500,
+        integer(none_means="no limit"),
+        check="mcpforms.E021",
+        section=Section.TASKS,
+        help="Live tasks of all anonymous callers together.",
+    )
 
     # Cleanup (mcpforms.models.sweep, manage.py mcpforms_cleanup)
 

@@ -23,7 +23,7 @@ from mcpforms.models import CompletedFlow, ToolTask
 from mcpforms.output import error_result, to_json
 from mcpforms.protocol.context import RequestContext
 from mcpforms.protocol.errors import ToolError
-from mcpforms.protocol.state import RequestState
+from mcpforms.protocol.state import ANONYMOUS, RequestState
 from mcpforms.protocol.tasks import Ask, Wait, tasks_required
 from mcpforms.running import Refusal, check_access, flow_of, form_label, handled
 from mcpforms.task_store import finishing, flow_digest, start_task, turn_context
@@ -39,11 +39,14 @@ def _part(kept: Mapping[str, Any], name: str) -> dict[str, Any]:
     return dict(part) if isinstance(part, Mapping) else {}
 
 
-def stored(ctx: RequestContext, ready: Ready) -> dict[str, Any]:
-    """What a task keeps of its call: the arguments (an update's lookup among them) and the values the
-    form was bound to, as JSON."""
+def stored(tool: FormTool, ctx: RequestContext, ready: Ready) -> dict[str, Any]:
+    """What a task keeps of its call: the arguments the tool declares (the form's fields, an update's
+    lookup) and the values the form was bound to, as JSON. A task lives for days (``TASK_TTL``) and is
+    shown to approvers: a client must not make the server keep what no handler reads."""
     arguments = ctx.arguments if isinstance(ctx.arguments, Mapping) else {}
-    return {"arguments": to_json(dict(arguments)), "values": to_json(dict(ready.values))}
+    declared = {*ready.form.fields, *([tool.lookup] if tool.update else [])}
+    kept = {name: value for name, value in arguments.items() if name in declared}
+    return {"arguments": to_json(kept), "values": to_json(dict(ready.values))}
 
 
 def start(tool: FormTool, ctx: RequestContext, ready: Ready) -> dict[str, Any] | None:
@@ -60,7 +63,12 @@ def start(tool: FormTool, ctx: RequestContext, ready: Ready) -> dict[str, Any] |
         existing = ToolTask.objects.filter(flow=flow).first() if flow is not None else None
         return None if existing is None else _told(existing)
     started = start_task(
-        ctx, tool=tool.name, arguments=stored(ctx, ready), status_message=QUEUED, ttl=tool.task_ttl, flow=flow
+        ctx,
+        tool=tool.name,
+        arguments=stored(tool, ctx, ready),
+        status_message=QUEUED,
+        ttl=tool.task_ttl,
+        flow=flow,
     )
     return started.created_result()
 
@@ -92,7 +100,7 @@ def _ask_for_approval(tool: FormTool, ctx: RequestContext, ready: Ready, flow: s
     started = start_task(
         ctx,
         tool=tool.name,
-        arguments=stored(ctx, ready),
+        arguments=stored(tool, ctx, ready),
         runner=ToolTask.Runner.STAFF,
         status_message=WAITING_FOR_APPROVAL,
         ttl=tool.task_ttl,
@@ -115,10 +123,34 @@ def _told(row: ToolTask) -> dict[str, Any]:
     return {"content": [{"type": "text", "text": text}]}
 
 
+def requester_gone(user: Any, principal: str) -> str | None:
+    """How the account that made a task is gone since — ``"deactivated"`` or ``"deleted"`` — or None when
+    it is not (or nobody signed in made it). Nothing runs for it then: its tokens, sessions and OAuth grants
+    stopped working too."""
+    if principal == ANONYMOUS:
+        return None
+    if user is None:
+        return "deleted"
+    return None if getattr(user, "is_active", True) else "deactivated"
+
+
+def _gone_refusal(ctx: RequestContext) -> Refusal | None:
+    gone = requester_gone(ctx.user, ctx.principal)
+    if gone == "deleted":
+        return Refusal("The account that made this request no longer exists: nothing was run.")
+    if gone == "deactivated":
+        name = ctx.user.get_username()
+        return Refusal(f"The account that made this request, {name}, has been deactivated: nothing was run.")
+    return None
+
+
 def bound_form(tool: FormTool, ctx: RequestContext, kept: Mapping[str, Any]) -> FormOutcome:
     """The tool's form bound again to what a task ``kept``, for the requester of ``ctx``, and judged anew:
     the object an update changes may be gone, a unique value taken, a choice withdrawn. Raises
-    ``Refusal`` when the requester may no longer use the tool or the object is gone."""
+    ``Refusal`` when the requester's account is gone (deactivated or deleted), may no longer use the tool,
+    or the object is gone."""
+    if (refusal := _gone_refusal(ctx)) is not None:
+        raise refusal
     instance = check_access(tool, ctx, _part(kept, "arguments"))
     kwargs = flow_of(tool).kwargs_for(ctx, instance=instance)
     return validate_with_form(tool.form_class, _part(kept, "values"), **kwargs)

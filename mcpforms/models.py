@@ -563,6 +563,9 @@ class ToolTask(models.Model):
     server = models.CharField(max_length=64)
     tool = models.CharField(max_length=64)
     principal = models.CharField(max_length=255)
+    # The budget scope of the address an anonymous caller made it from (budgets.address_scope): what the
+    # task budgets count it under; blank for a user's task, or without an address (stdio).
+    address = models.CharField(max_length=64, blank=True, default="")
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
@@ -596,7 +599,11 @@ class ToolTask(models.Model):
 
     class Meta:
         verbose_name = "task"
-        indexes = [models.Index(fields=["runner", "status"], name="mcpforms_task_runner_status")]
+        indexes = [
+            models.Index(fields=["runner", "status"], name="mcpforms_task_runner_status"),
+            # What the task budgets count: a principal's live tasks, anonymous ones by address.
+            models.Index(fields=["principal", "address", "expires"], name="mcpforms_task_budget"),
+        ]
         permissions = [("view_all_tasks", "Can see every task, not only those awaiting their approval")]
 
     def __str__(self) -> str:

@@ -18,12 +18,15 @@ from django.core.exceptions import PermissionDenied
 from django.db.models import Q, QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed, HttpResponseRedirect
 from django.urls import URLPattern, path, reverse
+from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 
 from mcpforms.approvals import ApprovalRefused, Decided, amend, approve, fingerprint, reject, why_not
 from mcpforms.fields import AutoFormField
+from mcpforms.form_tasks import requester_gone
 from mcpforms.models import ToolTask
 from mcpforms.registry import form_tool_of
+from mcpforms.task_store import LIVE
 from mcpforms.tools import FormTool
 
 if TYPE_CHECKING:
@@ -36,20 +39,27 @@ DECISIONS = {"approve", "reject", "amend"}
 
 
 def decidable_by(user: Any) -> QuerySet[ToolTask]:
-    """The approval requests ``user`` may decide (``FormTool.may_approve``), whatever their status: those
-    of a tool whose approval is a permission they hold, and those an approval callable lets them decide."""
+    """The approval requests ``user`` may decide (``FormTool.may_approve``): every request of a tool whose
+    approval is a permission they hold, whatever its status; of a tool whose approval is a callable (or a
+    ``may_approve`` of its own), those waiting for a decision that it lets them decide, and those they
+    decided. The callable is asked about each waiting request, which the task budgets bound, and never
+    about the table's history: a week of decided requests would make every page ask it thousands of
+    times."""
     requests = ToolTask.objects.filter(runner=ToolTask.Runner.STAFF)
     mine = Q(pk__in=[])
     for server, name in requests.values_list("server", "tool").distinct().order_by():
         tool = form_tool_of(server, name)
         if tool is None or tool.approval is None:
             continue  # nobody may decide a request of a tool not served here now
-        of_tool = requests.filter(server=server, tool=name)
+        of_tool = Q(server=server, tool=name)
         if isinstance(tool.approval, str) and type(tool).may_approve is FormTool.may_approve:
             if tool.may_approve(user, None):  # a permission: the same answer for every request
-                mine |= Q(server=server, tool=name)
-        else:
-            mine |= Q(pk__in=[task.pk for task in of_tool if tool.may_approve(user, task)])
+                mine |= of_tool
+            continue
+        waiting = requests.filter(of_tool, status__in=LIVE).exclude(expires__lte=timezone.now())
+        mine |= Q(pk__in=[task.pk for task in waiting if tool.may_approve(user, task)])
+        if getattr(user, "pk", None) is not None:
+            mine |= of_tool & Q(decided_by=user.pk)
     return requests.filter(mine)
 
 
@@ -99,7 +109,7 @@ class ToolTaskAdmin(ToolTaskModelAdmin):
         user = request.user
         if user.has_perm(VIEW_ALL):
             return super().get_queryset(request)
-        return decidable_by(user).select_related("user")
+        return self._decidable(request).select_related("user")
 
     def has_view_permission(self, request: HttpRequest, obj: ToolTask | None = None) -> bool:
         if request.user.has_perm(VIEW_ALL):
@@ -107,7 +117,16 @@ class ToolTaskAdmin(ToolTaskModelAdmin):
         if obj is not None:
             tool = form_tool_of(obj.server, obj.tool)
             return tool is not None and tool.may_approve(request.user, obj)
-        return decidable_by(request.user).exists()
+        return self._decidable(request).exists()
+
+    def _decidable(self, request: HttpRequest) -> QuerySet[ToolTask]:
+        """``decidable_by`` the request's user, worked out once per request: the list, its count and the
+        menu of every admin page (``has_module_permission``) all ask."""
+        found: QuerySet[ToolTask] | None = getattr(request, "_mcpforms_decidable", None)
+        if found is None:
+            found = decidable_by(request.user)
+            setattr(request, "_mcpforms_decidable", found)  # noqa: B010  (HttpRequest declares no such attribute)
+        return found
 
     def has_module_permission(self, request: HttpRequest) -> bool:
         return self.has_view_permission(request)
@@ -134,7 +153,9 @@ class ToolTaskAdmin(ToolTaskModelAdmin):
 
     @admin.display(description="requester", ordering="user__username")
     def requester(self, task: ToolTask) -> str:
-        return task.user.get_username() if task.user is not None else task.principal
+        name = task.user.get_username() if task.user is not None else task.principal
+        gone = requester_gone(task.user, task.principal)
+        return name if gone is None else f"{name} ({gone})"
 
     @admin.display(description="client")
     def client_name(self, task: ToolTask) -> str:
@@ -173,10 +194,13 @@ class ToolTaskAdmin(ToolTaskModelAdmin):
         refusal = why_not(tool, task, request.user)
         if refusal is not None:
             return {"cannot_decide": refusal}
-        return {
-            "decision_url": self._url("decide", task.pk),
-            "seen": fingerprint(task),
-        }
+        context = {"decision_url": self._url("decide", task.pk), "seen": fingerprint(task)}
+        if (gone := requester_gone(task.user, task.principal)) is not None:
+            context["requester_gone"] = (
+                f"The account that made this request has been {gone}: approving runs nothing, and the "
+                "request ends with that error. Reject it to close it with your reason."
+            )
+        return context
 
     # Deciding ------------------------------------------------------------------------------------------
 

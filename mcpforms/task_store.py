@@ -25,15 +25,17 @@ from datetime import timedelta
 from typing import Any, TypeVar, cast
 
 from django.db import DatabaseError, IntegrityError, connections, router, transaction
+from django.db.models import Count, Min, Q
 from django.utils import timezone
 
 from mcpforms.conf import conf
 from mcpforms.models import ToolTask, sweep, task_digest
+from mcpforms.protocol.budgets import Kept, check_task_budget
 from mcpforms.protocol.capabilities import client_implementation
 from mcpforms.protocol.context import RequestContext
 from mcpforms.protocol.errors import INTERNAL_ERROR, ProtocolError, ToolError, unreachable_service
 from mcpforms.protocol.server import server_for
-from mcpforms.protocol.state import RequestState
+from mcpforms.protocol.state import ANONYMOUS, RequestState
 from mcpforms.protocol.tasks import Ask, TaskCancelled, TaskView, Wait
 from mcpforms.protocol.tokens import keyed_hmac, signing_keys
 
@@ -117,13 +119,14 @@ def flow_digest(state: RequestState) -> str:
     return CompletedFlow.digest_of(state)
 
 
-def _task_id(flow: str | None) -> str:
-    """A fresh id: 256 random bits, or for a form flow a keyed derivation of its digest, as unguessable
-    (the flow's id is random and the key the server's) and the same on every replay of its final round,
-    whose client must hear of the very task the first one made."""
+def _task_id(flow: str | None, key: str | bytes | None = None) -> str:
+    """A fresh id: 256 random bits, or for a form flow a keyed derivation of its digest (with ``key``, the
+    newest signing key by default), as unguessable (the flow's id is random and the key the server's) and
+    the same on every replay of its final round, whose client must hear of the very task the first one
+    made."""
     if flow is None:
         return secrets.token_urlsafe(32)
-    return keyed_hmac(TASK_SALT, flow, signing_keys()[0]).hexdigest()
+    return keyed_hmac(TASK_SALT, flow, signing_keys()[0] if key is None else key).hexdigest()
 
 
 # The store ------------------------------------------------------------------------------------------------
@@ -236,6 +239,9 @@ def start_task(
     client hears of it. A ``queue`` task's first turn is enqueued once the row is committed. ``ttl`` is
     in seconds (``TASK_TTL`` by default). ``flow`` (``flow_digest``) makes a form flow's task once: a
     replay of its final round gets the same task back."""
+    if flow is not None and (made := _made_for(flow)) is not None:
+        return made  # a replay of the final round: the task it made, whatever the budgets say now
+    check_task_budget(_live, principal=ctx.principal, address=ctx.address)
     task_id = _task_id(flow)
     now = timezone.now()
     seconds = conf.TASK_TTL if ttl is None else ttl
@@ -245,6 +251,7 @@ def start_task(
         server=ctx.server,
         tool=tool,
         principal=ctx.principal,
+        address=ctx.address if ctx.principal == ANONYMOUS and ctx.address else "",
         user=ctx.user if getattr(ctx.user, "pk", None) is not None else None,
         client=client_implementation(ctx.client_info),
         arguments=dict(arguments),
@@ -262,14 +269,45 @@ def start_task(
         with transaction.atomic():
             row.save(force_insert=True)
     except IntegrityError:
-        found = ToolTask.objects.filter(digest=row.digest).first()
-        if found is None:
+        # The same flow's final round, replayed while this one ran, made the task first.
+        made = _made_for(flow) if flow is not None else None
+        if made is None:
             raise
-        return Started(found, task_id)
+        return made
     sweep(ToolTask.expired)  # for a project that does not run mcpforms_cleanup
     if runner == ToolTask.Runner.QUEUE:
         transaction.on_commit(lambda: _next_turn(row, row.turn))
     return Started(row, task_id)
+
+
+def _made_for(flow: str) -> Started | None:
+    """The task the form flow ``flow`` made already, with its id, or None. The id was derived with the
+    signing key that was the newest then: after a rotation (SECURITY.md, "Keys and rotation") that key is
+    among the fallbacks, and a replayed final round must still be told of the very same task."""
+    row = ToolTask.objects.filter(flow=flow).first()
+    if row is None:
+        return None
+    for key in signing_keys():
+        task_id = _task_id(flow, key)
+        if task_digest(task_id) == row.digest:
+            return Started(row, task_id)
+    # The key that made it was retired: no client can be told of the task again.
+    raise ToolError(
+        f"This form was submitted already, as request #{row.pk}, with a signing key the server no longer "
+        "holds; call the tool again to start over."
+    )
+
+
+def _live(principal: str, address: str | None) -> Kept:
+    """The budgets' count: ``principal``'s tasks that have not expired (from ``address``, when given)."""
+    rows = ToolTask.objects.filter(
+        Q(expires__isnull=True) | Q(expires__gt=timezone.now()), principal=principal
+    )
+    if address is not None:
+        rows = rows.filter(address=address)
+    counted = rows.aggregate(count=Count("pk"), first=Min("expires"))
+    first = counted["first"]
+    return Kept(counted["count"], first.timestamp() if first is not None else None)
 
 
 # Running a turn -------------------------------------------------------------------------------------------

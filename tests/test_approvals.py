@@ -7,17 +7,21 @@ from __future__ import annotations
 import itertools
 import json
 import logging
+import sqlite3
 import threading
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Any
+from pathlib import Path
+from typing import Any, TypeVar, cast
 
 import pytest
 from django import forms
 from django.contrib.auth.models import Permission, User
-from django.db import connection, connections, transaction
-from django.test import override_settings
+from django.db import DEFAULT_DB_ALIAS, connection, connections, transaction
+from django.test import Client, override_settings
+from django.urls import reverse
 from django.utils import timezone
 
 import mcpforms.signals as signals
@@ -38,6 +42,7 @@ TASKS = {**ELICITATION, "extensions": {EXTENSION: {}}}
 # What approvers of the tests' tools hold: any real permission serves.
 APPROVE = "testapp.change_gadget"
 _keys = itertools.count()
+T = TypeVar("T")
 
 
 class RefundForm(forms.Form):
@@ -173,12 +178,60 @@ def test_the_final_round_replayed_after_the_approval_gets_the_result_not_a_secon
     assert ToolTask.objects.count() == 1
 
 
+# Two approvers at once ----------------------------------------------------------------------------------
+
+
+@contextmanager
+def threads_on_a_file_database(path: Path) -> Iterator[None]:
+    """On SQLite, make the threads started inside open a copy of the test database in the file ``path``,
+    each on a connection of its own that waits half a second for a lock: the test database is in memory,
+    where SQLite serializes every connection, as no deployment does. Elsewhere, nothing changes."""
+    if connection.vendor != "sqlite":
+        yield
+        return
+    connection.ensure_connection()
+    copy = sqlite3.connect(path)
+    connection.connection.backup(copy)
+    copy.close()
+    original = connections.settings[DEFAULT_DB_ALIAS]
+    options = {**original.get("OPTIONS", {}), "timeout": 0.5}
+    connections.settings[DEFAULT_DB_ALIAS] = {**original, "NAME": str(path), "OPTIONS": options}
+    try:
+        yield
+    finally:
+        connections.settings[DEFAULT_DB_ALIAS] = original
+
+
+def in_a_thread(work: Callable[[], T]) -> T:
+    """``work()`` on a thread of its own, with its own database connection, as another request has."""
+    outcome: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            outcome["value"] = work()
+        except BaseException as error:
+            outcome["error"] = error
+        finally:
+            connections.close_all()
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    thread.join(30)
+    if "error" in outcome:
+        raise outcome["error"]
+    return cast(T, outcome["value"])
+
+
+def admin_messages(response: Any) -> list[str]:
+    return [str(message) for message in response.context["messages"]]
+
+
 @pytest.mark.django_db(transaction=True)
-def test_a_double_clicked_approve_runs_the_handler_once_when_both_clicks_arrive_together():
-    """Two approvals at once: the second waits on the first's lock, then finds it decided. PostgreSQL
-    only: SQLite's in-memory test database refuses a second writer outright."""
-    if connection.vendor != "postgresql":
-        pytest.skip("needs a database where a second writer waits: PostgreSQL")
+@pytest.mark.parametrize("rounds", ["one round", "two rounds"])
+def test_two_approvers_deciding_at_once_run_the_handler_once_and_the_second_is_told(tmp_path, rounds):
+    """The second approver's Approve arrives while the first one's handler runs: on SQLite (a file, two
+    connections) and on PostgreSQL alike, it is refused at once with a page that says why, never a 500;
+    the handler runs once, and the request ends as the first decision made it."""
     inside, release = threading.Event(), threading.Event()
 
     def slow(request: Any, form: forms.BaseForm) -> str:
@@ -187,31 +240,41 @@ def test_a_double_clicked_approve_runs_the_handler_once_when_both_clicks_arrive_
         return "Refunded"
 
     site = site_with(handle=slow)
-    task_id, row = site.ask()
-    outcomes: dict[str, Any] = {}
+    task_id, row = site.ask() if rounds == "one round" else (None, site.ask_in_two_rounds()[2])
+    colleague = user("colleague", APPROVE)
+    first, second = Client(), Client()
+    first.force_login(site.approver)
+    second.force_login(colleague)
+    decide = reverse("admin:mcpforms_tooltask_decide", args=[row.pk])
+    change = reverse("admin:mcpforms_tooltask_change", args=[row.pk])
+    with threads_on_a_file_database(tmp_path / "db.sqlite3"):
+        clicked: dict[str, Any] = {}
 
-    def click(label: str) -> None:
-        try:
-            outcomes[label] = approve(site.tool, row, site.approver)
-        except ApprovalRefused as refusal:
-            outcomes[label] = refusal
-        finally:
-            connections.close_all()
+        def click_first() -> None:
+            try:
+                clicked["first"] = first.post(decide, {"decision": "approve"})
+            finally:
+                connections.close_all()
 
-    first = threading.Thread(target=click, args=("first",))
-    first.start()
-    assert inside.wait(10)
-    second = threading.Thread(target=click, args=("second",))
-    second.start()
-    second.join(0.5)
-    assert second.is_alive()  # waiting on the request's lock
-    release.set()
-    first.join(10)
-    second.join(10)
+        thread = threading.Thread(target=click_first)
+        thread.start()
+        assert inside.wait(10)
+        answered = in_a_thread(lambda: second.post(decide, {"decision": "approve"}))
+        release.set()
+        thread.join(30)
+        # Each page read after both clicks: the test client records the templates of every thread's request.
+        told = {"1": in_a_thread(lambda: first.get(change)), "2": in_a_thread(lambda: second.get(change))}
+        final = in_a_thread(lambda: ToolTask.objects.get(pk=row.pk))
+    assert (clicked["first"].status_code, answered.status_code) == (302, 302)
+    assert admin_messages(told["2"]) == [
+        f"Someone is deciding or changing request #{row.pk} right now: nothing was decided. Look at it again "
+        "in a moment."
+    ]
+    assert admin_messages(told["1"]) == [
+        f"Approved request #{row.pk}: it ran, and the requester gets its result."
+    ]
     assert len(site.runs) == 1
-    assert not isinstance(outcomes["first"], ApprovalRefused)
-    assert "decided already" in str(outcomes["second"])
-    assert site.poll(task_id)["status"] == "completed"
+    assert (final.status, final.decision, final.decided_by_id) == ("completed", "approved", site.approver.pk)
 
 
 def test_a_tool_error_completes_the_request_with_its_message():
@@ -351,9 +414,12 @@ def test_a_cancel_after_the_approval_changes_nothing(site):
     assert site.poll(task_id)["status"] == "completed"
 
 
-def _race(first: Callable[[], Any], second: Callable[[], Any], inside: threading.Event) -> dict[str, Any]:
+def _race(
+    first: Callable[[], Any], second: Callable[[], Any], inside: threading.Event, *, waits: bool = True
+) -> dict[str, Any]:
     """Run ``first`` until it signals ``inside`` (its transaction holds the request), start ``second``,
-    check that it waits, and let both finish; what each returned or raised."""
+    check that it waits (or, not ``waits``, that it is answered at once), and let both finish; what each
+    returned or raised."""
     outcomes: dict[str, Any] = {}
 
     def run(label: str, work: Callable[[], Any]) -> None:
@@ -369,8 +435,8 @@ def _race(first: Callable[[], Any], second: Callable[[], Any], inside: threading
     assert inside.wait(10)
     threads.append(threading.Thread(target=run, args=("second", second)))
     threads[1].start()
-    threads[1].join(0.5)
-    assert threads[1].is_alive()  # the second waits for the first's transaction
+    threads[1].join(0.5 if waits else 5)
+    assert threads[1].is_alive() is waits  # the second waits for the first's transaction, or does not
     return {"threads": threads, "outcomes": outcomes}
 
 
@@ -411,12 +477,16 @@ def test_an_approval_racing_a_cancel_loses_to_it_when_the_cancel_came_first():
             release.wait(10)  # the cancel's transaction is still open when the approval arrives
         return cancelled
 
-    race = _race(cancel_and_hold, lambda: approve(site.tool, row, site.approver), inside)
+    # A decision waits for no one: while the cancel's transaction holds the request, the approver is told.
+    race = _race(cancel_and_hold, lambda: approve(site.tool, row, site.approver), inside, waits=False)
+    assert "is deciding or changing request" in str(race["outcomes"]["second"])
     release.set()
     for thread in race["threads"]:
         thread.join(10)
     assert race["outcomes"]["first"] is True
     assert isinstance(race["outcomes"]["second"], ApprovalRefused)
+    with pytest.raises(ApprovalRefused, match="The requester cancelled request"):
+        approve(site.tool, row, site.approver)
     assert site.runs == []
     assert site.poll(task_id)["status"] == "cancelled"
 
@@ -435,6 +505,52 @@ def test_a_request_just_before_its_expiry_can_still_be_approved(site):
     ToolTask.objects.filter(pk=row.pk).update(expires=timezone.now() + timedelta(seconds=30))
     approve(site.tool, row, site.approver)
     assert site.poll(task_id)["status"] == "completed"
+
+
+# A requester who is no longer active -----------------------------------------------------------------
+
+
+def gone(site: Site, how: str) -> str:
+    """Deactivate or delete the requester, as staff do to someone who left; what the request says then."""
+    if how == "deactivated":
+        User.objects.filter(pk=site.requester.pk).update(is_active=False)
+        return "The account that made this request, ann, has been deactivated: nothing was run."
+    site.requester.delete()
+    return "The account that made this request no longer exists: nothing was run."
+
+
+@pytest.mark.parametrize("how", ["deactivated", "deleted"])
+def test_approving_the_request_of_a_requester_no_longer_active_runs_nothing_and_ends_it(how):
+    seen: list[Any] = []
+
+    def refund(request: Any, form: forms.BaseForm) -> str:
+        seen.append(request.user)
+        return "Refunded"
+
+    site = site_with(handle=refund)
+    _, row = site.ask()
+    why = gone(site, how)
+
+    decided = approve(site.tool, row, site.approver)
+
+    assert seen == [] and site.runs == []
+    assert not decided.succeeded
+    assert decided.message == f"Approved request #{row.pk}, but it could not run: {why}"
+    row.refresh_from_db()
+    assert row.status == "completed" and row.result is not None
+    assert row.result["isError"] is True and text(row.result) == why
+    assert not CompletedFlow.objects.exists()
+
+
+@pytest.mark.parametrize("how", ["deactivated", "deleted"])
+def test_a_request_whose_requester_is_gone_cannot_be_sent_back(site, how):
+    _, row = site.ask()
+    gone(site, how)
+    with pytest.raises(ApprovalRefused, match="cannot be sent back: nobody can answer it"):
+        amend(site.tool, row, site.approver, "Which parcel?")
+    reject(site.tool, row, site.approver, "They left.")  # rejecting it closes it
+    row.refresh_from_db()
+    assert (row.status, row.decision) == ("completed", "rejected")
 
 
 # Who may decide ----------------------------------------------------------------------------------------

@@ -373,3 +373,22 @@ def test_a_handler_may_ask_the_user_mid_task_and_runs_again_with_the_answer(serv
     done = get(client, task)
     assert (done["status"], text(done["result"])) == ("completed", "Painted teal: True")
     assert Colour.objects.filter(name="teal").count() == 1
+
+
+@pytest.mark.parametrize("how", ["deactivated", "deleted"])
+def test_a_turn_for_a_requester_no_longer_active_runs_nothing(client, red, how):
+    client.call("paint", {"base": red.pk, "name": "pink"})
+    if how == "deactivated":
+        User.objects.filter(pk=client.user.pk).update(is_active=False)
+        why = "The account that made this request, painter, has been deactivated: nothing was run."
+    else:
+        client.user.delete()
+        why = "The account that made this request no longer exists: nothing was run."
+    assert work() == 1
+    assert runs == []
+    row = ToolTask.objects.get()
+    assert row.status == "completed" and row.result == {
+        "content": [{"type": "text", "text": why}],
+        "isError": True,
+    }
+    assert not Colour.objects.filter(name="pink").exists()

@@ -273,6 +273,18 @@ def test_e014_a_budget_that_is_no_count(name, value):
     assert endpoint_ids(**{name: value}) == ["mcpforms.E014"]
 
 
+TASK_BUDGETS = ["TASKS_PER_PRINCIPAL", "ANONYMOUS_TASKS_PER_ADDRESS", "ANONYMOUS_TASKS"]
+
+
+@pytest.mark.parametrize("value", [0, -5, "20", 1.5, True])
+@pytest.mark.parametrize("name", TASK_BUDGETS)
+def test_e021_a_task_budget_that_is_no_count(name, value):
+    with override_settings(MCPFORMS={name: value}):
+        assert ids(check_settings()) == ["mcpforms.E021"]
+    with override_settings(MCPFORMS={name: None}):
+        assert check_settings() == []
+
+
 class CountlessStore:
     """A session store written before stores counted what they hold."""
 

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 from django.contrib.auth.models import AnonymousUser, User
+from django.test import override_settings
 
 import mcpforms.form_tasks as form_tasks
 from mcpforms.api import serve
@@ -204,3 +205,68 @@ def test_over_http_a_task_is_its_requesters_alone_and_a_revoked_token_reaches_no
     request.user = AnonymousUser()
     response = serve(served, request)
     assert response.status_code == 401  # the edge refuses the token before any task is looked up
+
+
+OLD_KEY = "the-key-before-the-rotation-0123456789abcdef0123456789"
+NEW_KEY = "the-key-after-the-rotation-0123456789abcdef0123456789ab"
+
+
+@pytest.mark.parametrize(
+    "rotated",
+    [
+        # SECURITY.md, "Keys and rotation": the old key moves into the fallbacks, new tokens use the new.
+        {"SECRET_KEY": NEW_KEY, "SECRET_KEY_FALLBACKS": [OLD_KEY]},
+        {"MCPFORMS": {"ALLOW_ANONYMOUS": True, "STATE_KEY": NEW_KEY, "STATE_KEY_FALLBACKS": [OLD_KEY]}},
+    ],
+    ids=["SECRET_KEY", "STATE_KEY"],
+)
+def test_a_final_round_replayed_after_a_key_rotation_finds_the_task_it_made(served, requester, rotated):
+    before = (
+        {"SECRET_KEY": OLD_KEY}
+        if "SECRET_KEY" in rotated
+        else {"MCPFORMS": {"ALLOW_ANONYMOUS": True, "STATE_KEY": OLD_KEY}}
+    )
+    client = CoreClient(served, capabilities=TASKS, user=requester)
+    with override_settings(**before):
+        first = client.call("signup", {"email": "ada@example.com"})
+        final = client.answer(first, "signup", {"email": "ada@example.com"}, signup=accept(plan="team"))
+    assert final["resultType"] == "task"
+    with override_settings(**rotated):
+        replayed = client.send(
+            "tools/call",
+            {
+                "name": "signup",
+                "arguments": {"email": "ada@example.com"},
+                "inputResponses": {"signup": accept(plan="team")},
+                "requestState": first["requestState"],
+            },
+        )
+        assert "error" not in replayed, replayed
+        assert replayed["result"]["taskId"] == final["taskId"]
+        polled = client.result("tasks/get", {"taskId": final["taskId"]})
+    assert polled["status"] == "working"
+    assert ToolTask.objects.count() == 1
+
+
+def test_a_replay_whose_task_was_named_with_a_key_since_withdrawn_is_told_so_and_starts_nothing(
+    served, requester
+):
+    """A rotation rolled back: the final round ran under the new key, which the server no longer holds,
+    while the flow's first token, minted with the old key, still verifies."""
+    client = CoreClient(served, capabilities=TASKS, user=requester)
+    old = {"ALLOW_ANONYMOUS": True, "STATE_KEY": OLD_KEY}
+    with override_settings(MCPFORMS=old):
+        first = client.call("signup", {"email": "ada@example.com"})
+    new = {"ALLOW_ANONYMOUS": True, "STATE_KEY": NEW_KEY, "STATE_KEY_FALLBACKS": [OLD_KEY]}
+    with override_settings(MCPFORMS=new):
+        final = client.answer(first, "signup", {"email": "ada@example.com"}, signup=accept(plan="team"))
+    assert final["resultType"] == "task"
+    with override_settings(MCPFORMS=old):
+        replayed = client.answer(first, "signup", {"email": "ada@example.com"}, signup=accept(plan="team"))
+    assert replayed["isError"] is True
+    row = ToolTask.objects.get()
+    assert text(replayed) == (
+        f"This form was submitted already, as request #{row.pk}, with a signing key the server no longer "
+        "holds; call the tool again to start over."
+    )
+    assert ToolTask.objects.count() == 1 and ran == []

@@ -4,12 +4,16 @@ and the Approve / Reject / Send back buttons (``mcpforms.task_admin``)."""
 from __future__ import annotations
 
 import re
+from datetime import timedelta
 from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
+from django.db import connection
 from django.test import Client, override_settings
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
+from django.utils import timezone
 
 from mcpforms.models import ToolTask
 from mcpforms.protocol.context import RequestContext
@@ -88,6 +92,17 @@ def test_an_approval_callable_picks_the_rows_each_approver_sees():
     assert f"#{large.pk}<" not in page
 
 
+def test_a_request_a_rule_let_them_decide_stays_listed_for_whoever_decided_it():
+    site = site_with(approval=lambda approver, task: task.arguments["values"]["amount"] <= 50)
+    row = ask_from(site, CLAUDE)
+    colleague = signed_in(user("colleague"))
+    assert f"#{row.pk}<" in colleague.get(url("changelist")).content.decode()  # the rule lets them too
+    _decide(site, row, decision="approve")
+    assert f"#{row.pk}<" in signed_in(site.approver).get(url("changelist")).content.decode()
+    # Decided, it waits for nobody: the rule is no longer asked about it, and the colleague has no list.
+    assert colleague.get(url("changelist")).status_code == 403
+
+
 def test_who_may_see_every_task_sees_background_ones_too(site):
     row = ask_from(site, CLAUDE)
     ctx = RequestContext.for_tool("export", user=site.requester, server=site.server.key)
@@ -116,6 +131,27 @@ def test_the_page_shows_what_was_asked_read_only_under_the_forms_labels(site):
     assert 'name="csrfmiddlewaretoken"' in page
     for button in ('value="approve"', 'value="reject"', 'value="amend"'):
         assert button in page
+
+
+def test_the_page_says_when_the_requester_is_no_longer_active(site):
+    deactivated = ask_from(site, CLAUDE)
+    User.objects.filter(pk=site.requester.pk).update(is_active=False)
+    approver = signed_in(site.approver)
+    assert "ann (deactivated)" in approver.get(url("changelist")).content.decode()
+    page = approver.get(url("change", deactivated.pk)).content.decode()
+    assert "ann (deactivated)" in page
+    assert "has been deactivated: approving runs nothing" in page
+    response = approver.post(url("decide", deactivated.pk), {"decision": "approve"}, follow=True)
+    assert messages_of(response) == [
+        f"Approved request #{deactivated.pk}, but it could not run: The account that made this request, "
+        "ann, has been deactivated: nothing was run."
+    ]
+    assert site.runs == []
+    User.objects.get(pk=site.requester.pk).delete()
+    deleted = ToolTask.objects.create(
+        digest="d" * 64, server=site.server.key, tool="refund", principal="user:999", runner="staff"
+    )
+    assert "user:999 (deleted)" in approver.get(url("change", deleted.pk)).content.decode()
 
 
 def test_a_decided_request_shows_its_decision_and_no_buttons(site):
@@ -167,6 +203,19 @@ def test_reject_with_a_reason_and_send_back_with_a_note(site):
     [request] = [entry["request"] for entry in second.outstanding.values()]
     assert request["params"]["message"].startswith("Which parcel arrived late?")
     assert site.runs == []
+
+
+@pytest.mark.parametrize("decision", ["reject", "amend"])
+def test_a_reason_no_database_can_store_is_refused_with_a_message(site, decision):
+    """PostgreSQL stores no NUL character, in a text column or in JSON: the approver is told so."""
+    row = ask_from(site, CLAUDE)
+    response = _decide(site, row, decision=decision, reason="No receipt.\x00")
+    assert messages_of(response) == [
+        "Nothing was decided: the reason or note holds a null character, which cannot be stored. "
+        "Remove it and decide again."
+    ]
+    row.refresh_from_db()
+    assert (row.status, row.decision, row.reason) == ("working", "", "")
 
 
 def test_a_decision_post_without_the_csrf_token_is_refused(site):
@@ -245,3 +294,65 @@ def test_an_approver_of_one_tool_sees_nothing_of_anothers_requests(site):
     response = approver.post(url("decide", other.pk), {"decision": "approve"})
     assert response.status_code == 403
     assert ToolTask.objects.get(pk=other.pk).status == "working"
+
+
+# A list of many requests ---------------------------------------------------------------------------------
+
+
+def many_requests(site: Site, tool: str, count: int, *, status: str, start: int = 0) -> None:
+    """``count`` requests of ``tool``, made as calls make them, but at once."""
+    now = timezone.now()
+    values = {"order": "A-1", "amount": 30, "why": "late"}
+    ToolTask.objects.bulk_create(
+        ToolTask(
+            digest=f"{tool}-{start + number:08d}".ljust(64, "0"),
+            server=site.server.key,
+            tool=tool,
+            principal=f"user:{site.requester.pk}",
+            user=site.requester,
+            arguments={"arguments": values, "values": values},
+            runner=ToolTask.Runner.STAFF,
+            status=status,
+            created=now - timedelta(seconds=start + number),
+            expires=now + timedelta(days=7),
+        )
+        for number in range(count)
+    )
+
+
+def test_the_approvers_list_stays_fast_with_ten_thousand_requests():
+    from mcpforms.registry import registry_for
+    from mcpforms.tools import tool_class
+    from tests.test_approvals import APPROVE, RefundForm
+
+    asked: list[int] = []
+
+    def small_refunds(approver: Any, task: ToolTask) -> bool:
+        asked.append(task.pk)
+        return bool(task.arguments["values"]["amount"] <= 50)
+
+    site = site_with(approval=small_refunds)  # the refund tool: a rule decides who decides
+    registry_for(site.server).add_tool(tool_class(RefundForm, name="payout", approval=APPROVE)())
+    many_requests(site, "refund", 5, status="working")
+    many_requests(site, "payout", 5, status="working")
+    approver = signed_in(site.approver)
+
+    def listed() -> tuple[int, int, str]:
+        """The queries and the rule's calls one page of the list takes, and the page."""
+        asked.clear()
+        with CaptureQueriesContext(connection) as queries:
+            response = approver.get(url("changelist"))
+        assert response.status_code == 200
+        return len(queries), len(asked), response.content.decode()
+
+    few_queries, few_asked, page = listed()
+    assert "10 tasks" in page
+    # Ten thousand more: a week's decided requests of both tools, and a few more waiting.
+    many_requests(site, "refund", 5000, status="completed", start=10)
+    many_requests(site, "payout", 4990, status="completed", start=10)
+    many_requests(site, "refund", 5, status="working", start=6000)
+    queries, rule_calls, page = listed()
+    assert queries == few_queries
+    # The rule is asked about the requests waiting for a decision, once each: never the table's history.
+    assert rule_calls == few_asked + 5 <= 10
+    assert "5005 tasks" in page  # the rule's waiting ten, and every request of the permission's tool

@@ -1,10 +1,12 @@
-"""How many 2025-era sessions and pending calls a caller may make the server keep.
+"""How many 2025-era sessions, pending calls and tasks a caller may make the server keep.
 
 A 2025 session is stored for ``SESSION_MAX_AGE`` and a pending call for ``STATE_MAX_AGE``, for whoever
 asked, anonymous callers included. Each is small now (``capabilities.retained_capabilities``, a tool's
 known arguments only), and these budgets bound how many there are: per user, and for anonymous callers
 per client address and all together. The rule is written once, here, against the store's
 ``count_sessions``/``count_calls``, so the memory, database and cache stores keep the same budgets.
+Tasks (either era: an approval request is made for a 2025 client too) are kept until they expire, whatever
+their status, and are budgeted the same way, against a count of the live ones.
 
 The count and the write that follows are two steps, not one: requests in flight at the same moment may
 each see the last free place, so a budget can be passed by as many requests as the deployment serves at
@@ -17,6 +19,8 @@ from __future__ import annotations
 import ipaddress
 import math
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from mcpforms.conf import conf
 from mcpforms.protocol.era2025.sessions import SessionStore, Tally
@@ -113,3 +117,44 @@ def _retry_after(tally: Tally, lifetime: int) -> int:
     if tally.oldest is None:
         return 1
     return max(1, math.ceil(tally.oldest + lifetime - time.time()))
+
+
+@dataclass(frozen=True)
+class Kept:
+    """How many live tasks a scope holds, and when the first of them expires (a POSIX time; None when none
+    does): a place frees up then, at the latest."""
+
+    count: int
+    first_expiry: float | None = None
+
+
+# The live tasks of a principal (from an address, when one is given).
+TaskCount = Callable[[str, str | None], Kept]
+
+
+def check_task_budget(count: TaskCount, *, principal: str, address: str | None) -> None:
+    """Raise ``OverBudget`` when ``principal`` (from ``address``, a scope of ``address_scope``) may start no
+    more tasks now; counted as sessions are: a user alone, anonymous callers per address and together."""
+    if principal != ANONYMOUS:
+        _check_tasks(count, principal, None, "TASKS_PER_PRINCIPAL", "your")
+        return
+    if address is not None:
+        _check_tasks(count, principal, address, "ANONYMOUS_TASKS_PER_ADDRESS", "this address's")
+    _check_tasks(count, principal, None, "ANONYMOUS_TASKS", "anonymous callers'")
+
+
+def _check_tasks(count: TaskCount, principal: str, address: str | None, setting: str, whose: str) -> None:
+    limit: int | None = getattr(conf, setting)
+    if limit is None:
+        return
+    kept = count(principal, address)
+    if kept.count < limit:
+        return
+    wait = conf.TASK_TTL if kept.first_expiry is None else max(1, math.ceil(kept.first_expiry - time.time()))
+    raise OverBudget(
+        f"Too many tasks: {whose} {kept.count} live tasks reach the limit of {limit} "
+        f"(MCPFORMS['{setting}']); a task is kept until it expires, and the first of these does in {wait} "
+        "seconds: retry then",
+        setting=setting,
+        retry_after=wait,
+    )

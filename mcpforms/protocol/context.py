@@ -61,6 +61,7 @@ class RequestContext:
     trust it. ``server`` is the key of the server serving the request (``Offering.key``).
     ``client_info`` is the client's Implementation object from ``_meta``, when it sent one.
     ``access`` is what the transport knows of the caller's credentials (their OAuth scopes).
+    ``address`` is the budget scope of an anonymous caller's address, when the transport has one.
     """
 
     method: str
@@ -84,6 +85,9 @@ class RequestContext:
     # Whether this request's client opted in to the tasks extension (2026-07-28 only): a call may then
     # answer with a task instead of its result.
     accepts_tasks: bool = False
+    # The budget scope of an anonymous caller's network address (``budgets.address_scope`` of HTTP's
+    # REMOTE_ADDR): what the budgets count its tasks by. None for a user, or without an address (stdio).
+    address: str | None = None
     # The task this context runs the work of, outside any request (a worker, a staff member's decision).
     task: TaskControl | None = field(default=None, repr=False, compare=False)
     _notify: Notify | None = field(default=None, repr=False, compare=False)

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from mcpforms.conf import conf
+from mcpforms.protocol.budgets import address_scope
 from mcpforms.protocol.context import EVERY_SCOPE, Access, Notify
 from mcpforms.protocol.envelope import read_envelope
 from mcpforms.protocol.era2025 import shim as era2025
@@ -20,7 +21,7 @@ from mcpforms.protocol.methods import Call, asks_for_input, check_served, run_me
 from mcpforms.protocol.offering import Offering
 from mcpforms.protocol.reply import ACCEPTED, Reply, reply_to
 from mcpforms.protocol.results import finish_complete, finish_input_required, finish_task, is_task
-from mcpforms.protocol.state import principal_for
+from mcpforms.protocol.state import ANONYMOUS, principal_for
 from mcpforms.protocol.versions import era_of
 
 
@@ -35,7 +36,6 @@ def handle(
     access: Access = EVERY_SCOPE,
 ) -> Reply:
     if era_of(payload, headers) == "2025":
-        # Only the 2025 era keeps anything per client, so only it needs the client's address.
         sessions = server.sessions
         return era2025.handle(
             server,
@@ -47,7 +47,7 @@ def handle(
             address=address,
             access=access,
         )
-    return reply_to(payload, lambda: _reply(server, payload, headers, user, notify, access))
+    return reply_to(payload, lambda: _reply(server, payload, headers, user, notify, access, address))
 
 
 def _reply(
@@ -57,13 +57,14 @@ def _reply(
     user: Any,
     notify: Notify | None,
     access: Access,
+    address: str | None,
 ) -> Reply:
     message = read_message(payload)
     if message.is_notification:
         # Spec §8.4: accepted notifications get 202 and no body. None is defined for HTTP clients.
         return ACCEPTED
     assert message.id is not None
-    answer = _answer(server, message, headers, user, notify, access)
+    answer = _answer(server, message, headers, user, notify, access, address)
     return Reply(200, result_response(message.id, answer))
 
 
@@ -74,12 +75,14 @@ def _answer(
     user: Any,
     notify: Notify | None,
     access: Access,
+    address: str | None,
 ) -> dict[str, Any]:
     envelope = read_envelope(message, headers)
     check_served(server, message.method)
     validate_params(message, envelope.protocol_version)
     principal = principal_for(user)
-    result = run_method(Call(server, message, envelope, user, principal, notify, headers, access))
+    scope = address_scope(address) if principal == ANONYMOUS else None
+    result = run_method(Call(server, message, envelope, user, principal, notify, headers, access, scope))
     if asks_for_input(message.method, result):
         return finish_input_required(
             result, capabilities=envelope.client_capabilities, server_info=server.info

@@ -67,6 +67,8 @@ class Call:
     notify: Notify | None
     headers: Mapping[str, str] | None = None
     access: Access = EVERY_SCOPE
+    # The budget scope of an anonymous caller's address (``RequestContext.address``).
+    address: str | None = None
 
     @property
     def params(self) -> dict[str, Any]:
@@ -115,6 +117,7 @@ def _context(call: Call, *, binding: str, arguments: Any, state_version: str | N
         state_version=state_version,
         access=call.access,
         accepts_tasks=_accepts_tasks(call),
+        address=call.address,
         _notify=call.notify,
     )
 

@@ -11,7 +11,14 @@ import time
 import pytest
 from django.test import override_settings
 
-from mcpforms.protocol.budgets import OverBudget, address_scope, check_call_budget, check_session_budget
+from mcpforms.protocol.budgets import (
+    Kept,
+    OverBudget,
+    address_scope,
+    check_call_budget,
+    check_session_budget,
+    check_task_budget,
+)
 from mcpforms.protocol.era2025.sessions import MemorySessions, Tally
 from mcpforms.protocol.reply import refusal
 from mcpforms.protocol.state import ANONYMOUS
@@ -98,3 +105,33 @@ def test_under_a_budget_or_with_it_off_nothing_is_refused():
         store = Counted(Tally(count=10_000, oldest=time.time()))
         check_call_budget(store, "s1")
         assert store.counted == []
+
+
+@override_settings(
+    MCPFORMS={"TASKS_PER_PRINCIPAL": 5, "ANONYMOUS_TASKS_PER_ADDRESS": 5, "ANONYMOUS_TASKS": 5}
+)
+def test_tasks_are_counted_as_sessions_are():
+    counted: list[tuple[str, str | None]] = []
+
+    def count(principal: str, address: str | None) -> Kept:
+        counted.append((principal, address))
+        return Kept(count=0)
+
+    check_task_budget(count, principal="user:1", address="192.0.2.7")
+    check_task_budget(count, principal=ANONYMOUS, address="192.0.2.7")
+    check_task_budget(count, principal=ANONYMOUS, address=None)
+    assert counted == [("user:1", None), (ANONYMOUS, "192.0.2.7"), (ANONYMOUS, None), (ANONYMOUS, None)]
+
+
+@override_settings(MCPFORMS={"TASKS_PER_PRINCIPAL": 2, "TASK_TTL": 3600})
+def test_a_caller_over_the_task_budget_waits_for_the_first_expiry_or_a_whole_ttl():
+    with pytest.raises(OverBudget) as raised:
+        check_task_budget(
+            lambda *_: Kept(count=2, first_expiry=time.time() + 100), principal="u", address=None
+        )
+    assert 99 <= raised.value.retry_after <= 100
+    assert raised.value.data == {"limit": "TASKS_PER_PRINCIPAL", "retryAfter": raised.value.retry_after}
+    # Tasks that never expire free no place: the client is told to come back after a task's lifetime.
+    with pytest.raises(OverBudget) as never:
+        check_task_budget(lambda *_: Kept(count=3), principal="u", address=None)
+    assert never.value.retry_after == 3600

@@ -235,7 +235,15 @@ def _run(
     # No headers: a 2025 client mirrors no arguments into Mcp-Param-* headers (2026-07-28 §8.2), so the
     # check of them is not for its requests, over HTTP or stdio.
     call = Call(
-        server, replace(message, params=params), envelope, user, session.principal, notify, access=access
+        server,
+        replace(message, params=params),
+        envelope,
+        user,
+        session.principal,
+        notify,
+        access=access,
+        # What the budgets count an anonymous session's tasks by: the scope it was opened from.
+        address=session.address,
     )
     return run_method(call)
 
