@@ -31,7 +31,7 @@ import mcpforms.signals as signals
 from mcpforms.conf import conf
 from mcpforms.form_tasks import amendment_request, bound_form, problems, requester_gone
 from mcpforms.models import CompletedFlow, ToolTask
-from mcpforms.output import error_result, to_json
+from mcpforms.output import error_result, result_text, to_json
 from mcpforms.protocol.errors import INTERNAL_ERROR, ToolError, unreachable_service
 from mcpforms.running import Refusal, run_handler
 from mcpforms.task_store import settle, turn_context
@@ -81,7 +81,7 @@ def approve(tool: FormTool, row: ToolTask, approver: Any, *, seen: str | None = 
             return Decided(task, message, succeeded=False)
         _finish(tool, task, Decision.APPROVED, approver, "", status=Status.COMPLETED, result=outcome)
     if outcome.get("isError"):
-        return Decided(task, f"Approved request #{task.pk}, but it could not run: {_text(outcome)}", False)
+        return Decided(task, f"Approved request #{task.pk}, but it could not run: {result_text(outcome)}", False)
     return Decided(task, f"Approved request #{task.pk}: it ran, and the requester gets its result.")
 
 
@@ -307,7 +307,3 @@ def _finish(
         fields.append("status_message")
     task.save(update_fields=fields)
     signals.send_decided(tool, task, decision, approver, reason)
-
-
-def _text(result: dict[str, Any]) -> str:
-    return " ".join(part.get("text", "") for part in result.get("content", []) if isinstance(part, dict))

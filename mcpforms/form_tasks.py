@@ -26,7 +26,7 @@ from mcpforms.protocol.errors import ToolError
 from mcpforms.protocol.state import ANONYMOUS, RequestState
 from mcpforms.protocol.tasks import Ask, Wait, tasks_required
 from mcpforms.running import Refusal, check_access, flow_of, form_label, handled
-from mcpforms.task_store import finishing, flow_digest, start_task, turn_context
+from mcpforms.task_store import finishing, flow_digest, made_for, start_task, turn_context
 from mcpforms.tools import FormTool
 
 WAITING_FOR_APPROVAL = "Waiting for approval"
@@ -86,6 +86,13 @@ def start_from_page(
     follow). The handler runs when staff approve, as for a call whose final round was an answer."""
     values = {name: to_json(value) for name, value in form.cleaned_data.items() if name in form.fields}
     return _ask_for_approval(tool, ctx, Ready(form, values), page_flow(elicitation))
+
+
+def page_task(elicitation: str) -> dict[str, Any] | None:
+    """The CreateTaskResult of the approval request the page ``elicitation`` made, for a retry of the call
+    by a client that follows tasks; None while the page is not submitted."""
+    started = made_for(page_flow(elicitation))
+    return None if started is None else started.created_result()
 
 
 def needs_tasks_for(tool: FormTool, ctx: RequestContext) -> None:

@@ -156,6 +156,12 @@ def result_of(
             # The page's submit makes an approval request this client could not follow: refuse first.
             form_tasks.needs_tasks_for(tool, ctx)
             return url_mode.ask_page(ctx, tool=tool, values=values, problems=problems)
+        case OnThePage(elicitation=elicitation, declined=None) if (
+            tool.approval is not None
+            and ctx.accepts_tasks
+            and (task := form_tasks.page_task(elicitation)) is not None
+        ):
+            return task  # the page made the approval request: a client that follows tasks follows it
         case OnThePage(elicitation=elicitation, declined=declined):
             if declined is not None:  # resume_page ends the call on either
                 signals.send_declined(tool, ctx, declined)

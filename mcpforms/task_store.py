@@ -239,7 +239,7 @@ def start_task(
     client hears of it. A ``queue`` task's first turn is enqueued once the row is committed. ``ttl`` is
     in seconds (``TASK_TTL`` by default). ``flow`` (``flow_digest``) makes a form flow's task once: a
     replay of its final round gets the same task back."""
-    if flow is not None and (made := _made_for(flow)) is not None:
+    if flow is not None and (made := made_for(flow)) is not None:
         return made  # a replay of the final round: the task it made, whatever the budgets say now
     check_task_budget(_live, principal=ctx.principal, address=ctx.address)
     task_id = _task_id(flow)
@@ -270,7 +270,7 @@ def start_task(
             row.save(force_insert=True)
     except IntegrityError:
         # The same flow's final round, replayed while this one ran, made the task first.
-        made = _made_for(flow) if flow is not None else None
+        made = made_for(flow) if flow is not None else None
         if made is None:
             raise
         return made
@@ -280,7 +280,7 @@ def start_task(
     return Started(row, task_id)
 
 
-def _made_for(flow: str) -> Started | None:
+def made_for(flow: str) -> Started | None:
     """The task the form flow ``flow`` made already, with its id, or None. The id was derived with the
     signing key that was the newest then: after a rotation (SECURITY.md, "Keys and rotation") that key is
     among the fallbacks, and a replayed final round must still be told of the very same task."""

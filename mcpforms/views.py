@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from dataclasses import replace
 from functools import wraps
 from typing import Any
 
@@ -32,6 +33,7 @@ import mcpforms.ui as ui
 import mcpforms.url_mode as url_mode
 import mcpforms.wizard_pages as wizard_pages
 from mcpforms.models import UrlElicitation
+from mcpforms.protocol.budgets import OverBudget, address_scope
 from mcpforms.protocol.context import RequestContext
 from mcpforms.protocol.server import server_for
 from mcpforms.protocol.state import ANONYMOUS, principal_for
@@ -125,6 +127,8 @@ def page(request: HttpRequest, token: str) -> HttpResponse:
     ctx = RequestContext.for_tool(
         form_tool.name, user=user, principal=row.principal, server=row.server, arguments=row.arguments
     )
+    if row.principal == ANONYMOUS:  # what the page makes counts against its address's budget too
+        ctx = replace(ctx, address=address_scope(request.META.get("REMOTE_ADDR")))
     try:
         running.check_access(form_tool, ctx, row.arguments)  # the permission, and the object to update
     except running.Refusal as refusal:
@@ -164,6 +168,23 @@ def _submit(
             request=request,
         )
         return HttpResponse(html, status=400)
+    try:
+        return _run_once(request, ctx, form_tool, row, form)
+    except OverBudget as over:
+        # The claim rolled back with the refusal: the link still works once the budget allows.
+        refused = _notice(
+            request,
+            form_tool.get_title(),
+            f"{over.message}. Nothing was sent; submit this page again later.",
+            status=429,
+        )
+        refused["Retry-After"] = str(over.retry_after)
+        return refused
+
+
+def _run_once(
+    request: HttpRequest, ctx: RequestContext, form_tool: FormTool, row: UrlElicitation, form: Any
+) -> HttpResponse:
     with transaction.atomic():
         # Single use: whoever claims the row first runs the handler; the claim rolls back if it fails.
         claimed = UrlElicitation.objects.filter(pk=row.pk, completed__isnull=True).update(

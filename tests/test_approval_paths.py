@@ -223,3 +223,33 @@ def test_a_background_tool_filled_on_the_page_runs_once_in_the_pages_request(com
     assert text(client.call("slow_refund", {"order": "A-1", "amount": 30}, **retried)) == "Refunded."
     assert runs == [{"order": "A-1", "amount": 30}] and completed == ["slow_refund"]
     assert not ToolTask.objects.exists()  # the page answers a person, who follows no task
+
+
+def test_past_the_task_budget_the_page_says_so_and_its_link_still_works(runs):
+    server, _refund = serve(runs, RefundForm, name="refund", ask="always")
+    first = CoreClient(server, capabilities=LINKS_ONLY).call("refund", {"order": "A-1", "amount": 30})
+    with override_settings(
+        MCPFORMS={"BASE_URL": "http://testserver", "ALLOW_ANONYMOUS": True, "ANONYMOUS_TASKS_PER_ADDRESS": 0}
+    ):
+        refused = submit_on_the_page(first, "refund", {"order": "A-1", "amount": "30"})
+    assert refused.status_code == 429 and int(refused["Retry-After"]) > 0
+    assert "ANONYMOUS_TASKS_PER_ADDRESS" in refused.content.decode()
+    assert not ToolTask.objects.exists()
+    assert submit_on_the_page(first, "refund", {"order": "A-1", "amount": "30"}).status_code == 200
+    assert ToolTask.objects.get().address == "127.0.0.1"
+
+
+def test_a_client_that_follows_tasks_is_given_the_request_the_page_made(runs):
+    server, _refund = serve(runs, RefundForm, name="refund", ask="always")
+    client = CoreClient(server, capabilities={**LINKS_ONLY, "extensions": {EXTENSION: {}}})
+    first = client.call("refund", {"order": "A-1", "amount": 30})
+    again = {"inputResponses": {"refund": {"action": "accept"}}, "requestState": first["requestState"]}
+    assert client.call("refund", {"order": "A-1", "amount": 30}, **again)["resultType"] == "input_required"
+    assert submit_on_the_page(first, "refund", {"order": "A-1", "amount": "30"}).status_code == 200
+    created = client.call("refund", {"order": "A-1", "amount": 30}, **again)
+    assert created["resultType"] == "task" and created["status"] == "working"
+    polled = client.result("tasks/get", {"taskId": created["taskId"]})
+    assert polled["statusMessage"] == "Waiting for approval"
+    # Asked again, the same request: one row, whatever the retries.
+    assert client.call("refund", {"order": "A-1", "amount": 30}, **again)["taskId"] == created["taskId"]
+    assert ToolTask.objects.count() == 1 and runs == []

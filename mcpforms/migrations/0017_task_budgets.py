@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("mcpforms", "0015_ordered_json"),
+        ("mcpforms", "0016_sealed_wizard_page_steps"),
     ]
 
     operations = [
