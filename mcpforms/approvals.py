@@ -81,7 +81,8 @@ def approve(tool: FormTool, row: ToolTask, approver: Any, *, seen: str | None = 
             return Decided(task, message, succeeded=False)
         _finish(tool, task, Decision.APPROVED, approver, "", status=Status.COMPLETED, result=outcome)
     if outcome.get("isError"):
-        return Decided(task, f"Approved request #{task.pk}, but it could not run: {result_text(outcome)}", False)
+        text = result_text(outcome)
+        return Decided(task, f"Approved request #{task.pk}, but it could not run: {text}", succeeded=False)
     return Decided(task, f"Approved request #{task.pk}: it ran, and the requester gets its result.")
 
 
