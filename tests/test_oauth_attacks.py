@@ -541,6 +541,42 @@ def test_a_code_is_bound_to_its_redirect_uri_even_another_registered_one(ada, re
     assert not AccessToken.objects.exists()
 
 
+# PostgreSQL cannot hold a NUL in text, and psycopg 3 says so with a DataError at the lookup (django-oauth-
+# toolkit catches only the ValueError of psycopg 2): each was a 500 there. No client id or code holds one.
+NUL_CLIENT = "\x00client"
+
+
+def test_a_client_id_with_a_nul_stops_at_the_error_page(ada, web):
+    assert_stopped_here(ask(browser_of(ada), NUL_CLIENT, WEB))
+    assert_stopped_here(ask(Client(), NUL_CLIENT, WEB, prompt="none"))
+
+
+def test_a_token_request_with_a_nul_in_its_client_id_or_code_is_refused(ada, web):
+    code = consented(browser_of(ada), web.client_id, WEB)
+    unknown = redeem(web, code, client_id=NUL_CLIENT)
+    assert unknown.status_code == 401 and unknown.json()["error"] == "invalid_client"
+    basic = base64.b64encode(b"%00client:secret").decode()  # RFC 6749 §2.3.1: form-encoded, then Basic
+    in_header = Client().post(
+        TOKEN,
+        {"grant_type": "authorization_code", "code": code.value, "code_verifier": code.verifier},
+        HTTP_AUTHORIZATION=f"Basic {basic}",
+    )
+    assert in_header.status_code == 401 and in_header.json()["error"] == "invalid_client"
+    made_up = redeem(web, Code("\x00" + code.value, code.verifier, code.redirect_uri))
+    assert made_up.status_code == 400 and made_up.json()["error"] == "invalid_grant"
+    assert not AccessToken.objects.exists()
+    assert redeem(web, code).status_code == 200  # the real code still works
+
+
+def test_a_revocation_naming_a_client_id_with_a_nul_is_refused(ada, web):
+    tokens = sign_in(ada, web, WEB)
+    response = Client().post(
+        "/oauth/revoke_token/", {"token": tokens["access_token"], "client_id": NUL_CLIENT}
+    )
+    assert response.status_code == 401 and response.json()["error"] == "invalid_client"
+    assert mcp(tokens["access_token"]).status_code == 200
+
+
 # 5. Refresh tokens -----------------------------------------------------------------------------------------
 
 

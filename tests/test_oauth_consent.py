@@ -425,6 +425,16 @@ def test_revoke_needs_the_csrf_token_and_a_signed_in_user(ada, dcr_app, browser)
     assert whoami(token).status_code == 200
 
 
+@pytest.mark.parametrize("chosen", ["9" * 5000, "9" * 4000, "9" * 30, "-1", "1e3", "\x00", ""])
+def test_a_revoke_post_naming_no_assistant_says_so_and_revokes_nothing(browser, dcr_app, chosen):
+    # A 5,000-digit id was a 500: past Python's 4,300 digits, int() refuses the text.
+    token = issue(browser, dcr_app)
+    response = browser.post(CONNECTED, {"application": chosen})
+    assert response.status_code == 302 and response["Location"] == CONNECTED
+    assert "That assistant was not connected to your account." in browser.get(CONNECTED).content.decode()
+    assert whoami(token).status_code == 200
+
+
 def test_the_connected_page_cannot_be_framed(browser):
     response = browser.get(CONNECTED)
     assert response.status_code == 200

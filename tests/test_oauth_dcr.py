@@ -371,6 +371,33 @@ def test_control_and_bidi_characters_leave_the_client_name():
     assert client["client_name"] == "Claude Official"
 
 
+@pytest.mark.parametrize(
+    ("changes", "named"),
+    [
+        ({"client_name": "Cla\ud800ude"}, "client_name"),
+        ({"redirect_uris": ["https://claude.ai/api/mcp/auth_\udfffcallback"]}, "redirect_uris"),
+        (
+            {"redirect_uris": ["https://claude.ai/api/mcp/auth_callback", "https://x.example/\ud800"]},
+            "redirect_uris",
+        ),
+        ({"software_id": "\udc00\ud800"}, "software_id"),
+    ],
+)
+def test_a_lone_surrogate_is_refused_as_client_metadata(changes, named):
+    # JSON can spell a lone surrogate (\ud800), which is no Unicode text: no database column stores it
+    # (SQLite and PostgreSQL both refused it at INSERT, a 500).
+    body = refused({**CLAUDE, **changes}, error="invalid_client_metadata")
+    assert named in body["error_description"] and "surrogate" in body["error_description"]
+
+
+def test_a_nul_in_a_redirect_uri_is_refused_alone_and_dropped_in_a_list():
+    # PostgreSQL cannot store a NUL in text (a 500 there); no browser could follow such a URI anyway.
+    body = refused({**CLAUDE, "redirect_uris": ["https://claude.ai/api/mcp/auth_callback\x00"]})
+    assert body["error"] == "invalid_redirect_uri" and "U+0000" in body["error_description"]
+    kept = registered({**CLAUDE, "redirect_uris": ["https://x.example/\x00cb", *CLAUDE["redirect_uris"]]})
+    assert kept["redirect_uris"] == CLAUDE["redirect_uris"]
+
+
 def test_a_client_name_that_is_no_string_is_refused():
     refused({**CLAUDE, "client_name": ["Claude"]}, error="invalid_client_metadata")
 
@@ -537,6 +564,20 @@ def test_an_update_keeps_to_the_same_redirect_policy():
     assert updated.json()["redirect_uris"] == CLAUDE["redirect_uris"]
     rotated = AccessToken.objects.get(application=app)
     assert rotated.expires < timezone.now() + timedelta(days=31)
+
+
+def test_an_update_refuses_what_a_registration_refuses_and_changes_nothing():
+    client = registered(CLAUDE)
+    for changes in (
+        {"client_name": "\ud800"},
+        {"redirect_uris": ["https://claude.ai/\udfff"]},
+        {"redirect_uris": ["https://claude.ai/api/mcp/auth_callback\x00"]},
+    ):
+        response = manage(client, "put", {**CLAUDE, **changes})
+        assert response.status_code == 400, response.content
+        assert response.json()["error"] in ("invalid_client_metadata", "invalid_redirect_uri")
+    app = Application.objects.get(client_id=client["client_id"])
+    assert (app.name, app.redirect_uris) == ("Claude", CLAUDE["redirect_uris"][0])
 
 
 # System checks --------------------------------------------------------------------------------------------

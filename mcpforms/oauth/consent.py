@@ -24,6 +24,7 @@ from django.contrib import messages
 from django.contrib.auth import logout
 from django.contrib.auth.mixins import LoginRequiredMixin
 from django.contrib.auth.views import redirect_to_login
+from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.http import HttpRequest, HttpResponse, HttpResponseBase, HttpResponseRedirect
 from django.shortcuts import render
@@ -282,6 +283,18 @@ def revoke_assistant(user: Any, application: Any) -> int:
     return len(refresh_tokens) + int(access_tokens) + int(codes)
 
 
+def _chosen_application(value: str) -> Any:
+    """The application a revoke button names by its primary key, or None when ``value`` names none."""
+    model = get_application_model()
+    try:
+        # The model's own reading of its key (any swapped model's): text that is no key is no
+        # application, however it fails (int() refuses more than 4,300 digits with a ValueError).
+        key = model._meta.pk.to_python(value)
+    except ValidationError:
+        return None
+    return model.objects.filter(pk=key).first()
+
+
 class ConnectedAssistantsView(LoginRequiredMixin, View):
     """The signed-in user's connected assistants (``mcpforms/oauth/connected.html``), each with a revoke
     button that ends its access."""
@@ -299,10 +312,7 @@ class ConnectedAssistantsView(LoginRequiredMixin, View):
         return render(request, self.template_name, context)
 
     def post(self, request: HttpRequest) -> HttpResponseRedirect:
-        chosen = request.POST.get("application", "")
-        application = None
-        if chosen.isdecimal():
-            application = get_application_model().objects.filter(pk=int(chosen)).first()
+        application = _chosen_application(request.POST.get("application", ""))
         # Only the user's own tokens are touched: an id of another user's assistant revokes nothing.
         revoked = revoke_assistant(request.user, application) if application is not None else 0
         if revoked:

@@ -111,6 +111,16 @@ def refuse_unusable_challenge(request: Request) -> None:
         )
 
 
+def unstorable(value: object) -> bool:
+    """Whether ``value`` is text no stored client id, code or token could equal: it holds a NUL.
+
+    PostgreSQL has no NUL in text, and psycopg 3 refuses a lookup with one with a ``DataError``, which
+    django-oauth-toolkit does not catch (it catches psycopg 2's ``ValueError``): a 500, where the answer
+    is that no such client or code exists.
+    """
+    return isinstance(value, str) and "\x00" in value
+
+
 def _active(user: Any) -> bool:
     return user is not None and bool(getattr(user, "is_active", False))
 
@@ -142,9 +152,18 @@ class Validator(OAuth2Validator):  # type: ignore[misc]
         valid: bool = super().validate_scopes(client_id, scopes, client, request, *args, **kwargs)
         return valid
 
+    def _load_application(self, client_id: str, request: Request) -> Any:
+        # Every path that finds a client by its id passes here: the authorization request, the token
+        # and revocation endpoints' client authentication (from the body or Basic credentials).
+        if unstorable(client_id):
+            return None
+        return super()._load_application(client_id, request)
+
     def validate_code(
         self, client_id: str, code: str, client: Any, request: Request, *args: Any, **kwargs: Any
     ) -> bool:
+        if unstorable(code):
+            return False
         # A user deactivated since consenting gets no token: the toolkit checks only the code.
         valid: bool = super().validate_code(client_id, code, client, request, *args, **kwargs)
         return valid and _active(request.user)
