@@ -749,3 +749,64 @@ def test_another_user_cannot_answer_someone_s_consent_page(ada, web):
     assert response.status_code == 403
     assert not response.has_header("Location")
     assert not Grant.objects.exists()
+
+
+# 8. Every answer to the client names the issuer (RFC 9207) -------------------------------------------------
+
+ISSUER = f"{BASE}/oauth"
+
+
+def cancelled(web: Registered) -> Response:
+    browser = browser_of(User.objects.get())
+    page = browser.get(AUTHORIZE, request_for(web.client_id, WEB, pkce()[1]))
+    response: Response = browser.post(AUTHORIZE, consent_fields(page))  # no "allow": the Cancel button
+    return response
+
+
+def refused_before_consent(**parameters: str | None) -> Any:
+    """An authorization request of the signed-in user, with ``parameters`` changed (None: left out)."""
+
+    def send(web: Registered) -> Response:
+        query = {**request_for(web.client_id, WEB, pkce()[1]), **parameters}
+        sent = {key: value for key, value in query.items() if value is not None}
+        response: Response = browser_of(User.objects.get()).get(AUTHORIZE, sent)
+        return response
+
+    return send
+
+
+def signed_out_prompt_none(web: Registered) -> Response:
+    response: Response = Client().get(AUTHORIZE, request_for(web.client_id, WEB, pkce()[1], prompt="none"))
+    return response
+
+
+ERROR_REDIRECTS = {
+    "cancel": (cancelled, "access_denied"),
+    "another-resource": (refused_before_consent(resource=f"{BASE}/other"), "invalid_target"),
+    "plain-pkce": (refused_before_consent(code_challenge_method="plain"), "invalid_request"),
+    "no-pkce": (refused_before_consent(code_challenge=None, code_challenge_method=None), "invalid_request"),
+    "unknown-scope": (refused_before_consent(scope="admin"), "invalid_scope"),
+    "prompt-none": (signed_out_prompt_none, "login_required"),
+}
+
+
+@pytest.mark.parametrize("case", ERROR_REDIRECTS)
+def test_every_error_redirect_names_the_issuer(ada, web, case):
+    # The metadata advertises authorization_response_iss_parameter_supported: a client that reads it
+    # discards an answer without iss (RFC 9207 §2.4), so it would never hear that the user said no.
+    answer, error = ERROR_REDIRECTS[case]
+    response = answer(web)
+    assert response.status_code == 302, response.content
+    location = urlsplit(response["Location"])
+    assert f"{location.scheme}://{location.netloc}{location.path}" == WEB
+    parameters = parse_qs(location.query)
+    assert parameters["error"] == [error] and parameters["state"] == ["st4te"]
+    assert parameters["iss"] == [ISSUER]
+    assert not Grant.objects.exists()
+
+
+def test_the_code_response_names_the_issuer_once(ada, web):
+    browser = browser_of(ada)
+    page = browser.get(AUTHORIZE, request_for(web.client_id, WEB, pkce()[1]))
+    answer = browser.post(AUTHORIZE, {**consent_fields(page), "allow": "Allow"})
+    assert parse_qs(urlsplit(answer["Location"]).query)["iss"] == [ISSUER]

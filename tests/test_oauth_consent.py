@@ -246,6 +246,7 @@ def test_cancel_redirects_with_access_denied(browser, dcr_app):
     answer = parse_qs(urlsplit(response["Location"]).query)
     assert response["Location"].startswith(CLAUDE_CALLBACK)
     assert answer["error"] == ["access_denied"] and answer["state"] == ["st-123"]
+    assert answer["iss"] == [ISSUER]  # RFC 9207 §2: in error responses too
     assert not Grant.objects.exists()
 
 

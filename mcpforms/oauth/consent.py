@@ -43,6 +43,7 @@ from oauth2_provider.settings import oauth2_settings
 from oauth2_provider.views import AuthorizationView as ToolkitAuthorizationView
 
 from mcpforms.conf import conf
+from mcpforms.oauth.metadata import issuer, with_issuer
 
 SWITCH_USER = "mcpforms_switch_user"
 """The POST field of the consent page's "Not you?" button."""
@@ -195,6 +196,17 @@ class AuthorizationView(ToolkitAuthorizationView):  # type: ignore[misc]
                 request.get_full_path(), self.get_login_url(), self.get_redirect_field_name()
             )
         response: HttpResponseBase = super().post(request, *args, **kwargs)
+        return response
+
+    def redirect(self, redirect_to: str, application: Any) -> HttpResponseBase:
+        # Every answer that goes back to the client: the code, and each error the toolkit redirects with
+        # (Cancel's access_denied, invalid_target, a PKCE or scope refusal, prompt=none's login_required).
+        # RFC 9207 §2 asks the iss parameter of all of them; the toolkit adds it to the code only, and a
+        # client that read authorization_response_iss_parameter_supported drops an answer without it.
+        published = issuer()
+        if published is not None and oauth2_settings.COMPLIANT_BCP_RFC9700_AUTHZ_RESPONSE_ISS:
+            redirect_to = with_issuer(redirect_to, published)
+        response: HttpResponseBase = super().redirect(redirect_to, application)
         return response
 
     def form_valid(self, form: Any) -> HttpResponseBase:
