@@ -34,6 +34,7 @@ from oauth2_provider.models import AccessToken, Application, Grant, RefreshToken
 import mcpforms.oauth
 import tests.urls
 from mcpforms.oauth.cimd import Fetcher
+from mcpforms.oauth.validator import Validator
 from tests import wire
 
 if TYPE_CHECKING:
@@ -458,17 +459,60 @@ def test_one_connector_s_redirect_is_not_another_s(ada):
 # 4. Codes and PKCE -----------------------------------------------------------------------------------------
 
 
-def test_a_code_is_refused_the_second_time_and_the_first_tokens_stay_valid(ada, web):
+def test_a_replayed_code_is_refused_and_revokes_what_its_first_use_issued(ada, web):
     code = consented(browser_of(ada), web.client_id, WEB)
-    first = redeem(web, code)
-    assert first.status_code == 200
+    first = redeem(web, code).json()
+    rotated = refresh(web, first["refresh_token"]).json()  # and what was refreshed from it since
+    elsewhere = sign_in(ada, web, WEB)  # the same user and client signed in again: not this code's
     again = redeem(web, code)
     assert again.status_code == 400 and again.json()["error"] == "invalid_grant"
-    # django-oauth-toolkit deletes a code when it is used, so it cannot tell a replay from a made-up code,
-    # and does not revoke what the first use issued (OAuth 2.1 §4.1.3 says SHOULD, "when possible"). With
-    # PKCE a replay needs the verifier too, which only the client that redeemed the code has.
-    assert mcp(first.json()["access_token"]).status_code == 200
-    assert AccessToken.objects.count() == 1
+    # OAuth 2.1 §4.1.3: a code used twice SHOULD revoke the tokens issued on it; a replay means someone
+    # else holds the code (and, with PKCE, its verifier), and may be the one who redeemed it first.
+    assert mcp(first["access_token"]).status_code == 401
+    assert mcp(rotated["access_token"]).status_code == 401
+    for refresh_token in (first["refresh_token"], rotated["refresh_token"]):
+        assert refresh(web, refresh_token).json()["error"] == "invalid_grant"
+    assert mcp(elsewhere["access_token"]).status_code == 200
+    assert refresh(web, elsewhere["refresh_token"]).status_code == 200
+
+
+@pytest.mark.parametrize(
+    "meanwhile",
+    # Where the first request completes, within the second one: before its PKCE step reads the code
+    # again, before its redirect URI is compared with the code's, and once its tokens are stored.
+    ["validate_code", "get_code_challenge_method", "save_bearer_token"],
+)
+def test_a_code_redeemed_twice_at_once_leaves_no_token_alive(ada, web, monkeypatch, meanwhile):
+    # The toolkit reads the code again after validating it, and deletes it only once the tokens are
+    # stored: the second of two requests with one code found it gone (a 500, Grant.DoesNotExist), or
+    # stored its tokens and was then refused, the first one's tokens living on.
+    code = consented(browser_of(ada), web.client_id, WEB)
+    original = getattr(Validator, meanwhile)
+    responses: list[Response] = []
+
+    def racing(self: Validator, *args: Any, **kwargs: Any) -> Any:
+        result = original(self, *args, **kwargs)
+        monkeypatch.setattr(Validator, meanwhile, original)
+        responses.append(redeem(web, code))  # the other request, from start to end
+        return result
+
+    monkeypatch.setattr(Validator, meanwhile, racing)
+    second = redeem(web, code)
+    [first] = responses
+    assert first.status_code == 200, first.content
+    assert second.status_code == 400 and second.json()["error"] == "invalid_grant"
+    assert mcp(first.json()["access_token"]).status_code == 401
+    assert not AccessToken.objects.exists()
+    assert not RefreshToken.objects.filter(revoked__isnull=True).exists()
+
+
+def test_a_made_up_or_unused_code_revokes_nothing(ada, web):
+    tokens = sign_in(ada, web, WEB)
+    pending = consented(browser_of(ada), web.client_id, WEB)
+    assert redeem(web, Code("made-up", pending.verifier, WEB)).json()["error"] == "invalid_grant"
+    assert redeem(web, pending, code_verifier="wrong-" + "v" * 50).status_code == 400
+    assert mcp(tokens["access_token"]).status_code == 200
+    assert redeem(web, pending).status_code == 200
 
 
 @pytest.mark.parametrize("verifier", [None, "", "wrong-" + "v" * 50])

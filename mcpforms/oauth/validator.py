@@ -29,6 +29,7 @@ from oauthlib.oauth2.rfc6749 import errors  # type: ignore[import-untyped]
 
 from mcpforms.api import SLASH_ROUTE
 from mcpforms.conf import conf
+from mcpforms.oauth.codes import SingleUseCodes
 from mcpforms.oauth.metadata import issuer, with_issuer
 from mcpforms.oauth.resource import issued_for
 
@@ -137,8 +138,9 @@ def _requested(request: Request) -> list[str]:
     return in_query or [value]
 
 
-class Validator(OAuth2Validator):  # type: ignore[misc]
-    """django-oauth-toolkit's validator, binding every grant and token to one of the site's endpoints."""
+class Validator(SingleUseCodes, OAuth2Validator):  # type: ignore[misc]
+    """django-oauth-toolkit's validator, binding every grant and token to one of the site's endpoints;
+    a code used twice revokes what it was exchanged for (``mcpforms.oauth.codes``)."""
 
     def validate_scopes(
         self, client_id: str, scopes: list[str], client: Any, request: Request, *args: Any, **kwargs: Any
