@@ -12,6 +12,8 @@ import base64
 import hashlib
 import json
 import secrets
+import subprocess
+import sys
 from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
@@ -645,6 +647,67 @@ def test_w324_a_custom_scheme_the_toolkit_would_not_redirect_to():
 def test_w325_the_toolkit_advertises_a_registration_mcpforms_refuses():
     assert dcr_ids(OAUTH_DCR=False) == ["mcpforms.W325"]
     assert dcr_ids(OAUTH_DCR=False, dot={**DOT, "DCR_ENABLED": False}) == []
+
+
+LOCMEM = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+DUMMY = {"default": {"BACKEND": "django.core.cache.backends.dummy.DummyCache"}}
+REDIS = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": "redis://x:6379"}}
+
+
+def deploy_ids(caches: dict[str, Any], dot: dict[str, Any] | None = None, **configured: Any) -> list[str]:
+    from mcpforms.checks.oauth_clients import check_dcr_counter
+
+    settings = {"CACHES": caches, "MCPFORMS": configured, "OAUTH2_PROVIDER": DOT if dot is None else dot}
+    with override_settings(**settings):
+        return [str(message.id) for message in check_dcr_counter()]
+
+
+def test_w327_the_per_address_limit_needs_a_cache_every_worker_shares():
+    assert deploy_ids(REDIS) == []
+    assert (
+        deploy_ids({"default": {"BACKEND": "django.core.cache.backends.db.DatabaseCache", "LOCATION": "t"}})
+        == []
+    )
+    assert deploy_ids(LOCMEM) == ["mcpforms.W327"]
+    assert deploy_ids(DUMMY) == ["mcpforms.W327"]
+    # Nothing to count: no limit per address, or no registration.
+    assert deploy_ids(LOCMEM, OAUTH_DCR_PER_ADDRESS=None) == []
+    assert deploy_ids(LOCMEM, OAUTH_DCR=False) == []
+    assert deploy_ids(LOCMEM, dot={**DOT, "DCR_ENABLED": False}) == []
+    assert deploy_ids(LOCMEM, dot={**DOT, "DCR_REGISTRATION_PERMISSION_CLASSES": []}) == []
+
+
+def test_w327_says_what_each_cache_does_to_the_limit():
+    from mcpforms.checks.oauth_clients import check_dcr_counter
+
+    with override_settings(CACHES=LOCMEM, OAUTH2_PROVIDER=DOT):
+        [per_process] = check_dcr_counter()
+    with override_settings(CACHES=DUMMY, OAUTH2_PROVIDER=DOT):
+        [nowhere] = check_dcr_counter()
+    assert "each worker process counts for itself" in per_process.msg
+    assert "no address is ever refused" in nowhere.msg
+    assert "CACHES['default']" in (per_process.hint or "") and "OAUTH_DCR_PER_ADDRESS" in (nowhere.hint or "")
+
+
+def test_w327_is_a_deployment_check(tmp_path):
+    from tests.system_checks import ROOT
+
+    (tmp_path / "deploy_settings.py").write_text(
+        "from tests.settings import *\nimport mcpforms.oauth\nOAUTH2_PROVIDER = mcpforms.oauth.settings()\n"
+    )
+    env = {"PYTHONPATH": f"{tmp_path}:{ROOT}", "DJANGO_SETTINGS_MODULE": "deploy_settings", "PATH": ""}
+    plain, deploy = (
+        subprocess.run(
+            [sys.executable, "-m", "django", "check", *flags],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+        )
+        for flags in ([], ["--deploy"])
+    )
+    assert "mcpforms.W327" not in plain.stdout + plain.stderr  # runserver's one process counts alone
+    assert "mcpforms.W327" in deploy.stdout + deploy.stderr
 
 
 def test_manage_py_check_fails_on_a_bad_dcr_setting(tmp_path):

@@ -137,9 +137,11 @@ class RegistrationPermission:
     """Anyone may register (hosted assistants register anonymously), at a bounded pace and up to a bound
     of registrations nobody used. Put it in ``DCR_REGISTRATION_PERMISSION_CLASSES``.
 
-    Counts per address live in Django's default cache; with a per-process cache (LocMemCache) each
-    process counts for itself. Behind a reverse proxy every client has the proxy's address: have the server
-    set REMOTE_ADDR from the proxy's header, or set ``OAUTH_DCR_PER_ADDRESS`` to None."""
+    Counts per address live in Django's default cache, shared by every worker when the cache is (Redis
+    and Memcached increment atomically); a LocMemCache counts per process and a DummyCache not at all,
+    which ``check --deploy`` reports (``mcpforms.W327``). Behind a reverse proxy every client has the
+    proxy's address: have the server set REMOTE_ADDR from the proxy's header, or set
+    ``OAUTH_DCR_PER_ADDRESS`` to None."""
 
     def has_permission(self, request: HttpRequest) -> bool:
         return self.refusal(request) is None
