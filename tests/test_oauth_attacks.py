@@ -788,7 +788,16 @@ def test_no_credential_appears_in_any_log_record_at_debug(ada, web, caplog, oaut
 # 7. Consent answers that are not the user's own -------------------------------------------------------------
 
 
-def test_a_consent_post_naming_another_client_or_its_redirect_is_refused_without_redirect(ada, web):
+@pytest.mark.parametrize(
+    "answer",
+    [
+        {"allow": "Allow"},
+        {},  # Cancel: the toolkit redirected its access_denied to whatever redirect_uri came back
+        {"allow": "Allow", "resource": "urn:no-host"},  # and its invalid_target, checked before oauthlib
+    ],
+    ids=["allow", "cancel", "allow-bad-resource"],
+)
+def test_a_consent_post_naming_another_client_or_its_redirect_is_refused_without_redirect(ada, web, answer):
     other = client("https://other-client.example/cb", name="Another client")
     browser = browser_of(ada)
     fields = consent_fields(ask(browser, web.client_id, WEB))
@@ -796,9 +805,10 @@ def test_a_consent_post_naming_another_client_or_its_redirect_is_refused_without
         {"client_id": other.client_id},  # another real client, the redirect shown kept
         {"redirect_uri": "https://other-client.example/cb"},  # another client's redirect, not the one shown
         {"redirect_uri": "https://client.example/cb/"},
+        {"redirect_uri": "https://evil.example/cb"},
     ):
-        response = browser.post(AUTHORIZE, {**fields, **tampered, "allow": "Allow"})
-        assert response.status_code == 400, (tampered, response.status_code)
+        response = browser.post(AUTHORIZE, {**fields, **tampered, **answer})
+        assert response.status_code == 400, (tampered, response.status_code, response.get("Location"))
         assert not response.has_header("Location")
     assert not Grant.objects.exists()
 

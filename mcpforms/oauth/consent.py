@@ -210,9 +210,13 @@ class AuthorizationView(ToolkitAuthorizationView):  # type: ignore[misc]
         return response
 
     def form_valid(self, form: Any) -> HttpResponseBase:
-        # The hidden fields come back from the browser: a client id that names no client is refused here
-        # (the toolkit would raise DoesNotExist, a 500); oauthlib re-checks the rest, redirect URI included.
-        if not get_application_model().objects.filter(client_id=form.cleaned_data["client_id"]).exists():
+        # The hidden fields come back from the browser. A client id that names no client is refused here
+        # (the toolkit would raise DoesNotExist, a 500), and so is a redirect URI the client did not
+        # register: oauthlib checks it when the user allows, but the toolkit redirects Cancel's
+        # access_denied, and a refused resource's invalid_target, to the URI as posted (RFC 6749 §4.1.2.1:
+        # never to an invalid one).
+        application = get_application_model().objects.filter(client_id=form.cleaned_data["client_id"]).first()
+        if application is None or not application.redirect_uri_allowed(form.cleaned_data["redirect_uri"]):
             return self.form_invalid(form)
         response: HttpResponseBase = super().form_valid(form)
         return response
