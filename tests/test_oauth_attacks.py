@@ -622,6 +622,37 @@ def test_a_revocation_naming_a_client_id_with_a_nul_is_refused(ada, web):
     assert mcp(tokens["access_token"]).status_code == 200
 
 
+@pytest.mark.parametrize("credentials", ["\x80", "é:secret", "Zm9v\xff"])
+def test_basic_credentials_that_are_no_base64_are_an_unknown_client(ada, web, credentials):
+    # A WSGI server hands a header on as latin-1 text; base64.b64decode() refuses non-ASCII text with a
+    # ValueError the toolkit does not catch (only binascii.Error): a 500 at the token and revocation
+    # endpoints.
+    tokens = sign_in(ada, web, WEB)
+    header: dict[str, Any] = {"HTTP_AUTHORIZATION": f"Basic {credentials}"}
+    refreshed = Client().post(
+        TOKEN, {"grant_type": "refresh_token", "refresh_token": tokens["refresh_token"]}, **header
+    )
+    assert refreshed.status_code == 401 and refreshed.json()["error"] == "invalid_client"
+    revoked = Client().post("/oauth/revoke_token/", {"token": tokens["access_token"]}, **header)
+    assert revoked.status_code == 401 and revoked.json()["error"] == "invalid_client"
+    assert mcp(tokens["access_token"]).status_code == 200
+
+
+def test_basic_credentials_of_one_client_and_the_id_of_another_are_an_invalid_client(ada, web):
+    # oauthlib answered server_error ("Discrepency found between client identifier"), which tells the
+    # client the server failed; RFC 6749 §5.2: the client's authentication failed.
+    confidential = client(WEB, name="Confidential", confidential=True)
+    code = consented(browser_of(ada), confidential.client_id, WEB)
+    basic = base64.b64encode(f"{confidential.client_id}:{confidential.secret}".encode()).decode()
+    form = {"grant_type": "authorization_code", "code": code.value, "redirect_uri": WEB}
+    form |= {"code_verifier": code.verifier, "client_id": web.client_id}
+    response = Client().post(TOKEN, form, HTTP_AUTHORIZATION=f"Basic {basic}")
+    assert response.status_code == 401 and response.json()["error"] == "invalid_client", response.content
+    assert not AccessToken.objects.exists()
+    form["client_id"] = confidential.client_id
+    assert Client().post(TOKEN, form, HTTP_AUTHORIZATION=f"Basic {basic}").status_code == 200
+
+
 # 5. Refresh tokens -----------------------------------------------------------------------------------------
 
 

@@ -161,6 +161,22 @@ class Validator(SingleUseCodes, OAuth2Validator):  # type: ignore[misc]
             return None
         return super()._load_application(client_id, request)
 
+    def authenticate_client(self, request: Request, *args: Any, **kwargs: Any) -> bool:
+        authenticated: bool = super().authenticate_client(request, *args, **kwargs)
+        # Credentials of one client with the client_id of another: oauthlib calls it server_error, which
+        # tells the client the server failed. The client's authentication failed (RFC 6749 §5.2).
+        named = getattr(request, "client_id", None)
+        return authenticated and (not named or named == request.client.client_id)
+
+    def _authenticate_basic_auth(self, request: Request) -> bool:
+        # base64 is ASCII, and a WSGI server hands a header on as latin-1 text: b64decode() refuses the
+        # rest with a ValueError the toolkit does not catch (it catches binascii.Error), a 500.
+        credentials = self._extract_basic_auth(request)
+        if credentials is not None and not credentials.isascii():
+            return False
+        authenticated: bool = super()._authenticate_basic_auth(request)
+        return authenticated
+
     def validate_code(
         self, client_id: str, code: str, client: Any, request: Request, *args: Any, **kwargs: Any
     ) -> bool:
