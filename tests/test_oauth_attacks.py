@@ -554,6 +554,23 @@ def test_an_authorization_without_a_usable_s256_challenge_is_refused_before_cons
     assert not Grant.objects.exists()
 
 
+@pytest.mark.parametrize("nonce", ["n" * 256, "a\x00b"])
+def test_a_nonce_no_grant_can_store_is_refused_before_consent(ada, web, nonce):
+    # The toolkit stores the nonce on the grant, in 255 characters: PostgreSQL refused a longer one, or
+    # one with a NUL, at the INSERT once the user had consented (a 500), or at once for a client that
+    # skips the consent page.
+    browser = browser_of(ada)
+    response = browser.get(AUTHORIZE, request_for(web.client_id, WEB, pkce()[1], nonce=nonce))
+    assert response.status_code == 302, response.content[:200]
+    answer = parse_qs(urlsplit(response["Location"]).query)
+    assert answer["error"] == ["invalid_request"] and "nonce" in answer["error_description"][0]
+    trusted = client(WEB, name="Skips consent")
+    Application.objects.filter(pk=trusted.app.pk).update(skip_authorization=True)
+    skipped = browser.get(AUTHORIZE, request_for(trusted.client_id, WEB, pkce()[1], nonce=nonce))
+    assert skipped.status_code == 302 and "error=invalid_request" in skipped["Location"]
+    assert not Grant.objects.exists()
+
+
 def test_a_code_is_bound_to_its_client(ada, web):
     code = consented(browser_of(ada), web.client_id, WEB)
     for thief in (

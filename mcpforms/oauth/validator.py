@@ -21,6 +21,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 from django.http import HttpRequest
 from django.urls import NoReverseMatch, URLResolver, get_resolver, get_urlconf, reverse
+from oauth2_provider.models import get_grant_model
 from oauth2_provider.oauth2_backends import OAuthLibCore
 from oauth2_provider.oauth2_validators import OAuth2Validator
 from oauth2_provider.settings import oauth2_settings
@@ -122,6 +123,22 @@ def unstorable(value: object) -> bool:
     return isinstance(value, str) and "\x00" in value
 
 
+def refuse_unstorable_nonce(request: Request) -> None:
+    """Refuse an authorization request whose ``nonce`` its grant could not store, before consent.
+
+    The toolkit keeps the nonce on the grant, in a column of 255 characters: PostgreSQL refused a longer
+    one, or one with a NUL, at the INSERT after the user had consented (a 500).
+    """
+    nonce = getattr(request, "nonce", None)
+    if not isinstance(nonce, str):
+        return
+    limit = get_grant_model()._meta.get_field("nonce").max_length
+    if (limit is not None and len(nonce) > limit) or unstorable(nonce):
+        raise errors.InvalidRequestError(
+            description=f"nonce must be at most {limit} characters, without NUL.", request=request
+        )
+
+
 def _active(user: Any) -> bool:
     return user is not None and bool(getattr(user, "is_active", False))
 
@@ -150,6 +167,7 @@ class Validator(SingleUseCodes, OAuth2Validator):  # type: ignore[misc]
         # allow, and whether any code_verifier could redeem it.
         if getattr(request, "response_type", None) is not None:
             refuse_unusable_challenge(request)
+            refuse_unstorable_nonce(request)
         bound_resources(_requested(request), mcp_endpoints(), request)
         valid: bool = super().validate_scopes(client_id, scopes, client, request, *args, **kwargs)
         return valid
