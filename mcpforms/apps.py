@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from django.apps import AppConfig
+from django.apps import AppConfig, apps
 from django.core import checks
 
 
@@ -18,6 +18,10 @@ class SimpleMcpFormsConfig(AppConfig):
         from mcpforms.registry import check_form_tools, registry_for
 
         checks.register(check_form_tools)  # the form tools' options (mcpforms.tool_checks)
+        if apps.is_installed("oauth2_provider"):
+            from mcpforms.oauth.redaction import install
+
+            install()  # oauthlib's and the toolkit's DEBUG lines carry codes and tokens
         # Admin-defined forms come after the code-registered tools, which win a name clash.
         registry_for(default_server).add_source(definition_tools, version=catalog_version)
 

@@ -619,7 +619,9 @@ class Conf:
         integer(none_means="no limit"),
         check="mcpforms.E314",
         section=Section.OAUTH_DCR,
-        help="Registrations per client address (`REMOTE_ADDR`; an IPv6 /64) per hour; more are 429.",
+        help="Registrations per client address (`REMOTE_ADDR`; an IPv6 /64) per hour; more are 429. "
+        "Counted in the `default` cache, which every worker must share.",
+        related=("mcpforms.W327",),
     )
     OAUTH_DCR_UNUSED: Setting[int | None] = Setting(
         1000,

@@ -22,6 +22,7 @@ from html.parser import HTMLParser
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
 
+import oauthlib  # type: ignore[import-untyped]
 import pytest
 from django.contrib.auth.models import User
 from django.contrib.auth.views import LoginView
@@ -34,6 +35,7 @@ from oauth2_provider.models import AccessToken, Application, Grant, RefreshToken
 import mcpforms.oauth
 import tests.urls
 from mcpforms.oauth.cimd import Fetcher
+from mcpforms.oauth.validator import Validator
 from tests import wire
 
 if TYPE_CHECKING:
@@ -458,17 +460,60 @@ def test_one_connector_s_redirect_is_not_another_s(ada):
 # 4. Codes and PKCE -----------------------------------------------------------------------------------------
 
 
-def test_a_code_is_refused_the_second_time_and_the_first_tokens_stay_valid(ada, web):
+def test_a_replayed_code_is_refused_and_revokes_what_its_first_use_issued(ada, web):
     code = consented(browser_of(ada), web.client_id, WEB)
-    first = redeem(web, code)
-    assert first.status_code == 200
+    first = redeem(web, code).json()
+    rotated = refresh(web, first["refresh_token"]).json()  # and what was refreshed from it since
+    elsewhere = sign_in(ada, web, WEB)  # the same user and client signed in again: not this code's
     again = redeem(web, code)
     assert again.status_code == 400 and again.json()["error"] == "invalid_grant"
-    # django-oauth-toolkit deletes a code when it is used, so it cannot tell a replay from a made-up code,
-    # and does not revoke what the first use issued (OAuth 2.1 §4.1.3 says SHOULD, "when possible"). With
-    # PKCE a replay needs the verifier too, which only the client that redeemed the code has.
-    assert mcp(first.json()["access_token"]).status_code == 200
-    assert AccessToken.objects.count() == 1
+    # OAuth 2.1 §4.1.3: a code used twice SHOULD revoke the tokens issued on it; a replay means someone
+    # else holds the code (and, with PKCE, its verifier), and may be the one who redeemed it first.
+    assert mcp(first["access_token"]).status_code == 401
+    assert mcp(rotated["access_token"]).status_code == 401
+    for refresh_token in (first["refresh_token"], rotated["refresh_token"]):
+        assert refresh(web, refresh_token).json()["error"] == "invalid_grant"
+    assert mcp(elsewhere["access_token"]).status_code == 200
+    assert refresh(web, elsewhere["refresh_token"]).status_code == 200
+
+
+@pytest.mark.parametrize(
+    "meanwhile",
+    # Where the first request completes, within the second one: before its PKCE step reads the code
+    # again, before its redirect URI is compared with the code's, and once its tokens are stored.
+    ["validate_code", "get_code_challenge_method", "save_bearer_token"],
+)
+def test_a_code_redeemed_twice_at_once_leaves_no_token_alive(ada, web, monkeypatch, meanwhile):
+    # The toolkit reads the code again after validating it, and deletes it only once the tokens are
+    # stored: the second of two requests with one code found it gone (a 500, Grant.DoesNotExist), or
+    # stored its tokens and was then refused, the first one's tokens living on.
+    code = consented(browser_of(ada), web.client_id, WEB)
+    original = getattr(Validator, meanwhile)
+    responses: list[Response] = []
+
+    def racing(self: Validator, *args: Any, **kwargs: Any) -> Any:
+        result = original(self, *args, **kwargs)
+        monkeypatch.setattr(Validator, meanwhile, original)
+        responses.append(redeem(web, code))  # the other request, from start to end
+        return result
+
+    monkeypatch.setattr(Validator, meanwhile, racing)
+    second = redeem(web, code)
+    [first] = responses
+    assert first.status_code == 200, first.content
+    assert second.status_code == 400 and second.json()["error"] == "invalid_grant"
+    assert mcp(first.json()["access_token"]).status_code == 401
+    assert not AccessToken.objects.exists()
+    assert not RefreshToken.objects.filter(revoked__isnull=True).exists()
+
+
+def test_a_made_up_or_unused_code_revokes_nothing(ada, web):
+    tokens = sign_in(ada, web, WEB)
+    pending = consented(browser_of(ada), web.client_id, WEB)
+    assert redeem(web, Code("made-up", pending.verifier, WEB)).json()["error"] == "invalid_grant"
+    assert redeem(web, pending, code_verifier="wrong-" + "v" * 50).status_code == 400
+    assert mcp(tokens["access_token"]).status_code == 200
+    assert redeem(web, pending).status_code == 200
 
 
 @pytest.mark.parametrize("verifier", [None, "", "wrong-" + "v" * 50])
@@ -509,6 +554,23 @@ def test_an_authorization_without_a_usable_s256_challenge_is_refused_before_cons
     assert not Grant.objects.exists()
 
 
+@pytest.mark.parametrize("nonce", ["n" * 256, "a\x00b"])
+def test_a_nonce_no_grant_can_store_is_refused_before_consent(ada, web, nonce):
+    # The toolkit stores the nonce on the grant, in 255 characters: PostgreSQL refused a longer one, or
+    # one with a NUL, at the INSERT once the user had consented (a 500), or at once for a client that
+    # skips the consent page.
+    browser = browser_of(ada)
+    response = browser.get(AUTHORIZE, request_for(web.client_id, WEB, pkce()[1], nonce=nonce))
+    assert response.status_code == 302, response.content[:200]
+    answer = parse_qs(urlsplit(response["Location"]).query)
+    assert answer["error"] == ["invalid_request"] and "nonce" in answer["error_description"][0]
+    trusted = client(WEB, name="Skips consent")
+    Application.objects.filter(pk=trusted.app.pk).update(skip_authorization=True)
+    skipped = browser.get(AUTHORIZE, request_for(trusted.client_id, WEB, pkce()[1], nonce=nonce))
+    assert skipped.status_code == 302 and "error=invalid_request" in skipped["Location"]
+    assert not Grant.objects.exists()
+
+
 def test_a_code_is_bound_to_its_client(ada, web):
     code = consented(browser_of(ada), web.client_id, WEB)
     for thief in (
@@ -539,6 +601,73 @@ def test_a_code_is_bound_to_its_redirect_uri_even_another_registered_one(ada, re
     assert response.status_code == 400
     assert response.json()["error"] in ("invalid_grant", "invalid_request")
     assert not AccessToken.objects.exists()
+
+
+# PostgreSQL cannot hold a NUL in text, and psycopg 3 says so with a DataError at the lookup (django-oauth-
+# toolkit catches only the ValueError of psycopg 2): each was a 500 there. No client id or code holds one.
+NUL_CLIENT = "\x00client"
+
+
+def test_a_client_id_with_a_nul_stops_at_the_error_page(ada, web):
+    assert_stopped_here(ask(browser_of(ada), NUL_CLIENT, WEB))
+    assert_stopped_here(ask(Client(), NUL_CLIENT, WEB, prompt="none"))
+
+
+def test_a_token_request_with_a_nul_in_its_client_id_or_code_is_refused(ada, web):
+    code = consented(browser_of(ada), web.client_id, WEB)
+    unknown = redeem(web, code, client_id=NUL_CLIENT)
+    assert unknown.status_code == 401 and unknown.json()["error"] == "invalid_client"
+    basic = base64.b64encode(b"%00client:secret").decode()  # RFC 6749 §2.3.1: form-encoded, then Basic
+    in_header = Client().post(
+        TOKEN,
+        {"grant_type": "authorization_code", "code": code.value, "code_verifier": code.verifier},
+        HTTP_AUTHORIZATION=f"Basic {basic}",
+    )
+    assert in_header.status_code == 401 and in_header.json()["error"] == "invalid_client"
+    made_up = redeem(web, Code("\x00" + code.value, code.verifier, code.redirect_uri))
+    assert made_up.status_code == 400 and made_up.json()["error"] == "invalid_grant"
+    assert not AccessToken.objects.exists()
+    assert redeem(web, code).status_code == 200  # the real code still works
+
+
+def test_a_revocation_naming_a_client_id_with_a_nul_is_refused(ada, web):
+    tokens = sign_in(ada, web, WEB)
+    response = Client().post(
+        "/oauth/revoke_token/", {"token": tokens["access_token"], "client_id": NUL_CLIENT}
+    )
+    assert response.status_code == 401 and response.json()["error"] == "invalid_client"
+    assert mcp(tokens["access_token"]).status_code == 200
+
+
+@pytest.mark.parametrize("credentials", ["\x80", "é:secret", "Zm9v\xff"])
+def test_basic_credentials_that_are_no_base64_are_an_unknown_client(ada, web, credentials):
+    # A WSGI server hands a header on as latin-1 text; base64.b64decode() refuses non-ASCII text with a
+    # ValueError the toolkit does not catch (only binascii.Error): a 500 at the token and revocation
+    # endpoints.
+    tokens = sign_in(ada, web, WEB)
+    header: dict[str, Any] = {"HTTP_AUTHORIZATION": f"Basic {credentials}"}
+    refreshed = Client().post(
+        TOKEN, {"grant_type": "refresh_token", "refresh_token": tokens["refresh_token"]}, **header
+    )
+    assert refreshed.status_code == 401 and refreshed.json()["error"] == "invalid_client"
+    revoked = Client().post("/oauth/revoke_token/", {"token": tokens["access_token"]}, **header)
+    assert revoked.status_code == 401 and revoked.json()["error"] == "invalid_client"
+    assert mcp(tokens["access_token"]).status_code == 200
+
+
+def test_basic_credentials_of_one_client_and_the_id_of_another_are_an_invalid_client(ada, web):
+    # oauthlib answered server_error ("Discrepency found between client identifier"), which tells the
+    # client the server failed; RFC 6749 §5.2: the client's authentication failed.
+    confidential = client(WEB, name="Confidential", confidential=True)
+    code = consented(browser_of(ada), confidential.client_id, WEB)
+    basic = base64.b64encode(f"{confidential.client_id}:{confidential.secret}".encode()).decode()
+    form = {"grant_type": "authorization_code", "code": code.value, "redirect_uri": WEB}
+    form |= {"code_verifier": code.verifier, "client_id": web.client_id}
+    response = Client().post(TOKEN, form, HTTP_AUTHORIZATION=f"Basic {basic}")
+    assert response.status_code == 401 and response.json()["error"] == "invalid_client", response.content
+    assert not AccessToken.objects.exists()
+    form["client_id"] = confidential.client_id
+    assert Client().post(TOKEN, form, HTTP_AUTHORIZATION=f"Basic {basic}").status_code == 200
 
 
 # 5. Refresh tokens -----------------------------------------------------------------------------------------
@@ -655,7 +784,21 @@ def test_the_token_response_is_never_cached(ada, web):
     assert refreshed["Cache-Control"] == "no-store"
 
 
-def test_no_token_or_code_appears_in_what_the_site_logs(ada, web, caplog):
+@pytest.fixture(params=[False, True], ids=["oauthlib-sanitized", "oauthlib-debug"])
+def oauthlib_debug(request: pytest.FixtureRequest) -> Iterator[bool]:
+    """oauthlib's own debug mode, which puts each request's body and headers into its log lines."""
+    previous = oauthlib.get_debug()
+    oauthlib.set_debug(request.param)
+    yield request.param
+    oauthlib.set_debug(previous)
+
+
+def test_no_credential_appears_in_any_log_record_at_debug(ada, web, caplog, oauthlib_debug):
+    # At DEBUG oauthlib logs the grant it creates, the tokens it issues and the refresh token it
+    # validates, and the toolkit the success URL, code and all. The redaction mcpforms' AppConfig
+    # installs (this suite, like a user's project, has no LOGGING of mcpforms') takes them out of every
+    # record, at every level, whatever handler receives it.
+    confidential = client(WEB, name="Confidential", confidential=True)
     with caplog.at_level(logging.DEBUG):
         browser = browser_of(ada)
         assert_stopped_here(ask(browser, web.client_id, "https://evil.example/cb"))  # worth a log line
@@ -666,27 +809,43 @@ def test_no_token_or_code_appears_in_what_the_site_logs(ada, web, caplog):
         assert mcp(None, f"/mcp?access_token={tokens['access_token']}").status_code == 401
         rotated = refresh(web, tokens["refresh_token"]).json()
         assert mcp(rotated["access_token"]).status_code == 200
+        assert refresh(web, tokens["refresh_token"] + "x").status_code == 400  # logged as invalid
+        secret_code = consented(browser, confidential.client_id, WEB)
+        basic = base64.b64encode(f"{confidential.client_id}:{confidential.secret}".encode()).decode()
+        form = {"grant_type": "authorization_code", "code": secret_code.value, "redirect_uri": WEB}
+        form |= {"code_verifier": secret_code.verifier, "resource": ENDPOINT}
+        in_header = Client().post(TOKEN, form, HTTP_AUTHORIZATION=f"Basic {basic}")
+        assert in_header.status_code == 200, in_header.content
+        revoked = Client().post(
+            "/oauth/revoke_token/", {"token": rotated["refresh_token"], "client_id": web.client_id}
+        )
+        assert revoked.status_code == 200
         assert redeem(web, code).status_code == 400  # a replay
-    # oauthlib's and the toolkit's own DEBUG lines do carry codes and tokens (oauthlib's refresh grant
-    # logs the token it issues): a site must not run those two loggers at DEBUG in production. What is
-    # logged at INFO and above, and all that mcpforms logs, must carry none.
-    assert any(record.name.startswith("oauthlib") for record in caplog.records)  # the capture works
-    kept = [
-        record
-        for record in caplog.records
-        if record.levelno >= logging.INFO or record.name.startswith("mcpforms")
-    ]
-    logged = "\n".join(f"{record.name} {record.getMessage()}" for record in kept)
+    records = caplog.records
+    assert any(record.name.startswith("oauthlib") and record.levelno == logging.DEBUG for record in records)
+    logged = "\n".join(f"{record.name} {record.getMessage()}" for record in records)
     credentials = [code.value, code.verifier, tokens["access_token"], tokens["refresh_token"]]
-    credentials += [rotated["access_token"], rotated["refresh_token"]]
+    credentials += [rotated["access_token"], rotated["refresh_token"], tokens["refresh_token"] + "x"]
+    credentials += [secret_code.value, secret_code.verifier, confidential.secret, basic]
+    credentials += [in_header.json()["access_token"], in_header.json()["refresh_token"]]
     for credential in credentials:
         assert credential not in logged
+    assert "code=[redacted]" in logged  # the toolkit's success URL: the line stays, the code goes
 
 
 # 7. Consent answers that are not the user's own -------------------------------------------------------------
 
 
-def test_a_consent_post_naming_another_client_or_its_redirect_is_refused_without_redirect(ada, web):
+@pytest.mark.parametrize(
+    "answer",
+    [
+        {"allow": "Allow"},
+        {},  # Cancel: the toolkit redirected its access_denied to whatever redirect_uri came back
+        {"allow": "Allow", "resource": "urn:no-host"},  # and its invalid_target, checked before oauthlib
+    ],
+    ids=["allow", "cancel", "allow-bad-resource"],
+)
+def test_a_consent_post_naming_another_client_or_its_redirect_is_refused_without_redirect(ada, web, answer):
     other = client("https://other-client.example/cb", name="Another client")
     browser = browser_of(ada)
     fields = consent_fields(ask(browser, web.client_id, WEB))
@@ -694,9 +853,10 @@ def test_a_consent_post_naming_another_client_or_its_redirect_is_refused_without
         {"client_id": other.client_id},  # another real client, the redirect shown kept
         {"redirect_uri": "https://other-client.example/cb"},  # another client's redirect, not the one shown
         {"redirect_uri": "https://client.example/cb/"},
+        {"redirect_uri": "https://evil.example/cb"},
     ):
-        response = browser.post(AUTHORIZE, {**fields, **tampered, "allow": "Allow"})
-        assert response.status_code == 400, (tampered, response.status_code)
+        response = browser.post(AUTHORIZE, {**fields, **tampered, **answer})
+        assert response.status_code == 400, (tampered, response.status_code, response.get("Location"))
         assert not response.has_header("Location")
     assert not Grant.objects.exists()
 
@@ -713,3 +873,64 @@ def test_another_user_cannot_answer_someone_s_consent_page(ada, web):
     assert response.status_code == 403
     assert not response.has_header("Location")
     assert not Grant.objects.exists()
+
+
+# 8. Every answer to the client names the issuer (RFC 9207) -------------------------------------------------
+
+ISSUER = f"{BASE}/oauth"
+
+
+def cancelled(web: Registered) -> Response:
+    browser = browser_of(User.objects.get())
+    page = browser.get(AUTHORIZE, request_for(web.client_id, WEB, pkce()[1]))
+    response: Response = browser.post(AUTHORIZE, consent_fields(page))  # no "allow": the Cancel button
+    return response
+
+
+def refused_before_consent(**parameters: str | None) -> Any:
+    """An authorization request of the signed-in user, with ``parameters`` changed (None: left out)."""
+
+    def send(web: Registered) -> Response:
+        query = {**request_for(web.client_id, WEB, pkce()[1]), **parameters}
+        sent = {key: value for key, value in query.items() if value is not None}
+        response: Response = browser_of(User.objects.get()).get(AUTHORIZE, sent)
+        return response
+
+    return send
+
+
+def signed_out_prompt_none(web: Registered) -> Response:
+    response: Response = Client().get(AUTHORIZE, request_for(web.client_id, WEB, pkce()[1], prompt="none"))
+    return response
+
+
+ERROR_REDIRECTS = {
+    "cancel": (cancelled, "access_denied"),
+    "another-resource": (refused_before_consent(resource=f"{BASE}/other"), "invalid_target"),
+    "plain-pkce": (refused_before_consent(code_challenge_method="plain"), "invalid_request"),
+    "no-pkce": (refused_before_consent(code_challenge=None, code_challenge_method=None), "invalid_request"),
+    "unknown-scope": (refused_before_consent(scope="admin"), "invalid_scope"),
+    "prompt-none": (signed_out_prompt_none, "login_required"),
+}
+
+
+@pytest.mark.parametrize("case", ERROR_REDIRECTS)
+def test_every_error_redirect_names_the_issuer(ada, web, case):
+    # The metadata advertises authorization_response_iss_parameter_supported: a client that reads it
+    # discards an answer without iss (RFC 9207 §2.4), so it would never hear that the user said no.
+    answer, error = ERROR_REDIRECTS[case]
+    response = answer(web)
+    assert response.status_code == 302, response.content
+    location = urlsplit(response["Location"])
+    assert f"{location.scheme}://{location.netloc}{location.path}" == WEB
+    parameters = parse_qs(location.query)
+    assert parameters["error"] == [error] and parameters["state"] == ["st4te"]
+    assert parameters["iss"] == [ISSUER]
+    assert not Grant.objects.exists()
+
+
+def test_the_code_response_names_the_issuer_once(ada, web):
+    browser = browser_of(ada)
+    page = browser.get(AUTHORIZE, request_for(web.client_id, WEB, pkce()[1]))
+    answer = browser.post(AUTHORIZE, {**consent_fields(page), "allow": "Allow"})
+    assert parse_qs(urlsplit(answer["Location"]).query)["iss"] == [ISSUER]

@@ -246,6 +246,7 @@ def test_cancel_redirects_with_access_denied(browser, dcr_app):
     answer = parse_qs(urlsplit(response["Location"]).query)
     assert response["Location"].startswith(CLAUDE_CALLBACK)
     assert answer["error"] == ["access_denied"] and answer["state"] == ["st-123"]
+    assert answer["iss"] == [ISSUER]  # RFC 9207 §2: in error responses too
     assert not Grant.objects.exists()
 
 
@@ -422,6 +423,16 @@ def test_revoke_needs_the_csrf_token_and_a_signed_in_user(ada, dcr_app, browser)
     assert whoami(token).status_code == 200
     assert Client().post(CONNECTED, {"application": "not a number"}).status_code == 302
     assert browser.post(CONNECTED, {"application": "not a number"}).status_code == 302
+    assert whoami(token).status_code == 200
+
+
+@pytest.mark.parametrize("chosen", ["9" * 5000, "9" * 4000, "9" * 30, "-1", "1e3", "\x00", ""])
+def test_a_revoke_post_naming_no_assistant_says_so_and_revokes_nothing(browser, dcr_app, chosen):
+    # A 5,000-digit id was a 500: past Python's 4,300 digits, int() refuses the text.
+    token = issue(browser, dcr_app)
+    response = browser.post(CONNECTED, {"application": chosen})
+    assert response.status_code == 302 and response["Location"] == CONNECTED
+    assert "That assistant was not connected to your account." in browser.get(CONNECTED).content.decode()
     assert whoami(token).status_code == 200
 
 

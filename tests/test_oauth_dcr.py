@@ -12,6 +12,8 @@ import base64
 import hashlib
 import json
 import secrets
+import subprocess
+import sys
 from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
@@ -371,6 +373,33 @@ def test_control_and_bidi_characters_leave_the_client_name():
     assert client["client_name"] == "Claude Official"
 
 
+@pytest.mark.parametrize(
+    ("changes", "named"),
+    [
+        ({"client_name": "Cla\ud800ude"}, "client_name"),
+        ({"redirect_uris": ["https://claude.ai/api/mcp/auth_\udfffcallback"]}, "redirect_uris"),
+        (
+            {"redirect_uris": ["https://claude.ai/api/mcp/auth_callback", "https://x.example/\ud800"]},
+            "redirect_uris",
+        ),
+        ({"software_id": "\udc00\ud800"}, "software_id"),
+    ],
+)
+def test_a_lone_surrogate_is_refused_as_client_metadata(changes, named):
+    # JSON can spell a lone surrogate (\ud800), which is no Unicode text: no database column stores it
+    # (SQLite and PostgreSQL both refused it at INSERT, a 500).
+    body = refused({**CLAUDE, **changes}, error="invalid_client_metadata")
+    assert named in body["error_description"] and "surrogate" in body["error_description"]
+
+
+def test_a_nul_in_a_redirect_uri_is_refused_alone_and_dropped_in_a_list():
+    # PostgreSQL cannot store a NUL in text (a 500 there); no browser could follow such a URI anyway.
+    body = refused({**CLAUDE, "redirect_uris": ["https://claude.ai/api/mcp/auth_callback\x00"]})
+    assert body["error"] == "invalid_redirect_uri" and "U+0000" in body["error_description"]
+    kept = registered({**CLAUDE, "redirect_uris": ["https://x.example/\x00cb", *CLAUDE["redirect_uris"]]})
+    assert kept["redirect_uris"] == CLAUDE["redirect_uris"]
+
+
 def test_a_client_name_that_is_no_string_is_refused():
     refused({**CLAUDE, "client_name": ["Claude"]}, error="invalid_client_metadata")
 
@@ -539,6 +568,20 @@ def test_an_update_keeps_to_the_same_redirect_policy():
     assert rotated.expires < timezone.now() + timedelta(days=31)
 
 
+def test_an_update_refuses_what_a_registration_refuses_and_changes_nothing():
+    client = registered(CLAUDE)
+    for changes in (
+        {"client_name": "\ud800"},
+        {"redirect_uris": ["https://claude.ai/\udfff"]},
+        {"redirect_uris": ["https://claude.ai/api/mcp/auth_callback\x00"]},
+    ):
+        response = manage(client, "put", {**CLAUDE, **changes})
+        assert response.status_code == 400, response.content
+        assert response.json()["error"] in ("invalid_client_metadata", "invalid_redirect_uri")
+    app = Application.objects.get(client_id=client["client_id"])
+    assert (app.name, app.redirect_uris) == ("Claude", CLAUDE["redirect_uris"][0])
+
+
 # System checks --------------------------------------------------------------------------------------------
 
 
@@ -604,6 +647,67 @@ def test_w324_a_custom_scheme_the_toolkit_would_not_redirect_to():
 def test_w325_the_toolkit_advertises_a_registration_mcpforms_refuses():
     assert dcr_ids(OAUTH_DCR=False) == ["mcpforms.W325"]
     assert dcr_ids(OAUTH_DCR=False, dot={**DOT, "DCR_ENABLED": False}) == []
+
+
+LOCMEM = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+DUMMY = {"default": {"BACKEND": "django.core.cache.backends.dummy.DummyCache"}}
+REDIS = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": "redis://x:6379"}}
+
+
+def deploy_ids(caches: dict[str, Any], dot: dict[str, Any] | None = None, **configured: Any) -> list[str]:
+    from mcpforms.checks.oauth_clients import check_dcr_counter
+
+    settings = {"CACHES": caches, "MCPFORMS": configured, "OAUTH2_PROVIDER": DOT if dot is None else dot}
+    with override_settings(**settings):
+        return [str(message.id) for message in check_dcr_counter()]
+
+
+def test_w327_the_per_address_limit_needs_a_cache_every_worker_shares():
+    assert deploy_ids(REDIS) == []
+    assert (
+        deploy_ids({"default": {"BACKEND": "django.core.cache.backends.db.DatabaseCache", "LOCATION": "t"}})
+        == []
+    )
+    assert deploy_ids(LOCMEM) == ["mcpforms.W327"]
+    assert deploy_ids(DUMMY) == ["mcpforms.W327"]
+    # Nothing to count: no limit per address, or no registration.
+    assert deploy_ids(LOCMEM, OAUTH_DCR_PER_ADDRESS=None) == []
+    assert deploy_ids(LOCMEM, OAUTH_DCR=False) == []
+    assert deploy_ids(LOCMEM, dot={**DOT, "DCR_ENABLED": False}) == []
+    assert deploy_ids(LOCMEM, dot={**DOT, "DCR_REGISTRATION_PERMISSION_CLASSES": []}) == []
+
+
+def test_w327_says_what_each_cache_does_to_the_limit():
+    from mcpforms.checks.oauth_clients import check_dcr_counter
+
+    with override_settings(CACHES=LOCMEM, OAUTH2_PROVIDER=DOT):
+        [per_process] = check_dcr_counter()
+    with override_settings(CACHES=DUMMY, OAUTH2_PROVIDER=DOT):
+        [nowhere] = check_dcr_counter()
+    assert "each worker process counts for itself" in per_process.msg
+    assert "no address is ever refused" in nowhere.msg
+    assert "CACHES['default']" in (per_process.hint or "") and "OAUTH_DCR_PER_ADDRESS" in (nowhere.hint or "")
+
+
+def test_w327_is_a_deployment_check(tmp_path):
+    from tests.system_checks import ROOT
+
+    (tmp_path / "deploy_settings.py").write_text(
+        "from tests.settings import *\nimport mcpforms.oauth\nOAUTH2_PROVIDER = mcpforms.oauth.settings()\n"
+    )
+    env = {"PYTHONPATH": f"{tmp_path}:{ROOT}", "DJANGO_SETTINGS_MODULE": "deploy_settings", "PATH": ""}
+    plain, deploy = (
+        subprocess.run(
+            [sys.executable, "-m", "django", "check", *flags],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+        )
+        for flags in ([], ["--deploy"])
+    )
+    assert "mcpforms.W327" not in plain.stdout + plain.stderr  # runserver's one process counts alone
+    assert "mcpforms.W327" in deploy.stdout + deploy.stderr
 
 
 def test_manage_py_check_fails_on_a_bad_dcr_setting(tmp_path):

@@ -6,10 +6,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from django.core.checks import CheckMessage, Error, Tags, Warning
+from django.apps import AppConfig
+from django.core.cache import DEFAULT_CACHE_ALIAS, caches
+from django.core.checks import CheckMessage, Error, Tags, Warning, register
 
 from mcpforms.checks.common import invalid_values, settings_check, toolkit_installed
-from mcpforms.conf import SETTINGS, Section
+from mcpforms.conf import SETTINGS, Section, user_settings
 
 # Client ID Metadata Documents ------------------------------------------------------------------------------
 
@@ -121,10 +123,21 @@ def check_dcr_settings(configured: dict[str, Any]) -> list[CheckMessage]:
     return messages
 
 
-def _dcr_wiring(enabled: bool, schemes: Sequence[str]) -> list[CheckMessage]:
+def _registers_through_mcpforms() -> bool:
+    """Whether the toolkit's registration permissions include mcpforms' throttle and cap."""
     from oauth2_provider.settings import oauth2_settings  # optional: mcpforms[oauth]
 
     from mcpforms.oauth.dcr import RegistrationPermission
+
+    try:
+        permissions = list(oauth2_settings.DCR_REGISTRATION_PERMISSION_CLASSES)
+    except ImportError:
+        return False  # the toolkit reports its own unimportable setting at the first registration
+    return any(isinstance(p, type) and issubclass(p, RegistrationPermission) for p in permissions)
+
+
+def _dcr_wiring(enabled: bool, schemes: Sequence[str]) -> list[CheckMessage]:
+    from oauth2_provider.settings import oauth2_settings  # optional: mcpforms[oauth]
 
     if not oauth2_settings.DCR_ENABLED:
         return []  # nothing registers; metadata advertises no registration endpoint
@@ -139,11 +152,7 @@ def _dcr_wiring(enabled: bool, schemes: Sequence[str]) -> list[CheckMessage]:
             )
         ]
     messages: list[CheckMessage] = []
-    try:
-        permissions = list(oauth2_settings.DCR_REGISTRATION_PERMISSION_CLASSES)
-    except ImportError:
-        permissions = []  # the toolkit reports its own unimportable setting at the first registration
-    if not any(isinstance(p, type) and issubclass(p, RegistrationPermission) for p in permissions):
+    if not _registers_through_mcpforms():
         messages.append(
             Warning(
                 "OAUTH2_PROVIDER['DCR_REGISTRATION_PERMISSION_CLASSES'] lacks "
@@ -168,3 +177,47 @@ def _dcr_wiring(enabled: bool, schemes: Sequence[str]) -> list[CheckMessage]:
             )
         )
     return messages
+
+
+@register(Tags.security, Tags.caches, deploy=True)
+def check_dcr_counter(app_configs: Sequence[AppConfig] | None = None, **kwargs: Any) -> list[CheckMessage]:
+    """With more than one worker, the per-address registration limit counts in a cache they all share.
+
+    A deployment check: ``runserver`` is one process, and a LocMemCache serves it well.
+    """
+    configured = user_settings()
+    if not isinstance(configured, dict) or not toolkit_installed() or not _counts_per_address(configured):
+        return []
+    from django.core.cache.backends.dummy import DummyCache
+    from django.core.cache.backends.locmem import LocMemCache
+
+    cache = caches[DEFAULT_CACHE_ALIAS]
+    if isinstance(cache, LocMemCache):
+        what = (
+            "a LocMemCache: each worker process counts for itself, so one address registers that many "
+            "clients an hour per worker"
+        )
+    elif isinstance(cache, DummyCache):
+        what = "a DummyCache, which keeps nothing: no address is ever refused"
+    else:
+        return []
+    return [
+        Warning(
+            "Dynamic registration counts MCPFORMS['OAUTH_DCR_PER_ADDRESS'] in Django's default cache, "
+            f"{what}.",
+            hint="Give CACHES['default'] a cache every worker shares (Redis, Memcached, the database), or "
+            "set OAUTH_DCR_PER_ADDRESS to None where something in front of the site limits registrations.",
+            id="mcpforms.W327",
+        )
+    ]
+
+
+def _counts_per_address(configured: dict[str, Any]) -> bool:
+    """Whether registration is open and mcpforms limits it per address."""
+    from oauth2_provider.settings import oauth2_settings  # optional: mcpforms[oauth]
+
+    enabled = (
+        configured.get("OAUTH_DCR", SETTINGS["OAUTH_DCR"].default) is True and oauth2_settings.DCR_ENABLED
+    )
+    limit = configured.get("OAUTH_DCR_PER_ADDRESS", SETTINGS["OAUTH_DCR_PER_ADDRESS"].default)
+    return bool(enabled) and limit is not None and _registers_through_mcpforms()

@@ -24,6 +24,7 @@ from django.contrib import messages
 from django.contrib.auth import logout
 from django.contrib.auth.mixins import LoginRequiredMixin
 from django.contrib.auth.views import redirect_to_login
+from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.http import HttpRequest, HttpResponse, HttpResponseBase, HttpResponseRedirect
 from django.shortcuts import render
@@ -42,6 +43,7 @@ from oauth2_provider.settings import oauth2_settings
 from oauth2_provider.views import AuthorizationView as ToolkitAuthorizationView
 
 from mcpforms.conf import conf
+from mcpforms.oauth.metadata import issuer, with_issuer
 
 SWITCH_USER = "mcpforms_switch_user"
 """The POST field of the consent page's "Not you?" button."""
@@ -196,10 +198,25 @@ class AuthorizationView(ToolkitAuthorizationView):  # type: ignore[misc]
         response: HttpResponseBase = super().post(request, *args, **kwargs)
         return response
 
+    def redirect(self, redirect_to: str, application: Any) -> HttpResponseBase:
+        # Every answer that goes back to the client: the code, and each error the toolkit redirects with
+        # (Cancel's access_denied, invalid_target, a PKCE or scope refusal, prompt=none's login_required).
+        # RFC 9207 §2 asks the iss parameter of all of them; the toolkit adds it to the code only, and a
+        # client that read authorization_response_iss_parameter_supported drops an answer without it.
+        published = issuer()
+        if published is not None and oauth2_settings.COMPLIANT_BCP_RFC9700_AUTHZ_RESPONSE_ISS:
+            redirect_to = with_issuer(redirect_to, published)
+        response: HttpResponseBase = super().redirect(redirect_to, application)
+        return response
+
     def form_valid(self, form: Any) -> HttpResponseBase:
-        # The hidden fields come back from the browser: a client id that names no client is refused here
-        # (the toolkit would raise DoesNotExist, a 500); oauthlib re-checks the rest, redirect URI included.
-        if not get_application_model().objects.filter(client_id=form.cleaned_data["client_id"]).exists():
+        # The hidden fields come back from the browser. A client id that names no client is refused here
+        # (the toolkit would raise DoesNotExist, a 500), and so is a redirect URI the client did not
+        # register: oauthlib checks it when the user allows, but the toolkit redirects Cancel's
+        # access_denied, and a refused resource's invalid_target, to the URI as posted (RFC 6749 §4.1.2.1:
+        # never to an invalid one).
+        application = get_application_model().objects.filter(client_id=form.cleaned_data["client_id"]).first()
+        if application is None or not application.redirect_uri_allowed(form.cleaned_data["redirect_uri"]):
             return self.form_invalid(form)
         response: HttpResponseBase = super().form_valid(form)
         return response
@@ -282,6 +299,18 @@ def revoke_assistant(user: Any, application: Any) -> int:
     return len(refresh_tokens) + int(access_tokens) + int(codes)
 
 
+def _chosen_application(value: str) -> Any:
+    """The application a revoke button names by its primary key, or None when ``value`` names none."""
+    model = get_application_model()
+    try:
+        # The model's own reading of its key (any swapped model's): text that is no key is no
+        # application, however it fails (int() refuses more than 4,300 digits with a ValueError).
+        key = model._meta.pk.to_python(value)
+    except ValidationError:
+        return None
+    return model.objects.filter(pk=key).first()
+
+
 class ConnectedAssistantsView(LoginRequiredMixin, View):
     """The signed-in user's connected assistants (``mcpforms/oauth/connected.html``), each with a revoke
     button that ends its access."""
@@ -299,10 +328,7 @@ class ConnectedAssistantsView(LoginRequiredMixin, View):
         return render(request, self.template_name, context)
 
     def post(self, request: HttpRequest) -> HttpResponseRedirect:
-        chosen = request.POST.get("application", "")
-        application = None
-        if chosen.isdecimal():
-            application = get_application_model().objects.filter(pk=int(chosen)).first()
+        application = _chosen_application(request.POST.get("application", ""))
         # Only the user's own tokens are touched: an id of another user's assistant revokes nothing.
         revoked = revoke_assistant(request.user, application) if application is not None else 0
         if revoked:

@@ -18,6 +18,9 @@ from being a free database for anyone:
   ``authorization_code`` and ``refresh_token`` dropped. The response says ``client_secret_expires_at``
   (RFC 7591 §3.2.1) and the auth method the client asked for, and the registration access token expires.
 - ``RegistrationManagementView`` (RFC 7592): an update keeps to the same rules.
+- Text no database stores is refused, never half-written: a lone surrogate anywhere in the document
+  (``invalid_client_metadata``), a control character such as NUL in a redirect URI (dropped, or
+  ``invalid_redirect_uri`` when it was the only one).
 
 Every refusal is RFC 7591 §3.2.2's JSON (``error``, ``error_description``), never a page.
 """
@@ -134,9 +137,11 @@ class RegistrationPermission:
     """Anyone may register (hosted assistants register anonymously), at a bounded pace and up to a bound
     of registrations nobody used. Put it in ``DCR_REGISTRATION_PERMISSION_CLASSES``.
 
-    Counts per address live in Django's default cache; with a per-process cache (LocMemCache) each
-    process counts for itself. Behind a reverse proxy every client has the proxy's address: have the server
-    set REMOTE_ADDR from the proxy's header, or set ``OAUTH_DCR_PER_ADDRESS`` to None."""
+    Counts per address live in Django's default cache, shared by every worker when the cache is (Redis
+    and Memcached increment atomically); a LocMemCache counts per process and a DummyCache not at all,
+    which ``check --deploy`` reports (``mcpforms.W327``). Behind a reverse proxy every client has the
+    proxy's address: have the server set REMOTE_ADDR from the proxy's header, or set
+    ``OAUTH_DCR_PER_ADDRESS`` to None."""
 
     def has_permission(self, request: HttpRequest) -> bool:
         return self.refusal(request) is None
@@ -208,6 +213,9 @@ def redirect_uri_refusal(uri: object) -> str | None:
     if any(c.isspace() for c in uri):
         # Stored space-separated: one string with a space would register two URIs.
         return "contains whitespace"
+    if control := next((c for c in uri if unicodedata.category(c) == "Cc"), None):
+        # RFC 3986 §2 has no control characters, and PostgreSQL cannot store a NUL at all.
+        return f"holds the control character U+{ord(control):04X}"
     try:
         parts = urlsplit(uri)
         hostname = parts.hostname
@@ -304,7 +312,26 @@ def read_metadata(request: HttpRequest) -> dict[str, Any]:
         raise Invalid("invalid_client_metadata", "The body must be a JSON object (RFC 7591 §3.1).") from None
     if not isinstance(data, dict):
         raise Invalid("invalid_client_metadata", "The body must be a JSON object (RFC 7591 §3.1).")
+    if (member := _with_lone_surrogate(data)) is not None:
+        raise Invalid(
+            "invalid_client_metadata",
+            f"{member!r} holds a lone surrogate (\\ud800-\\udfff), which is no Unicode text.",
+        )
     return data
+
+
+def _with_lone_surrogate(data: dict[str, Any]) -> str | None:
+    """The first member of ``data`` with a lone surrogate in its name or value, or None.
+
+    JSON spells one as ``\\ud800``; no UTF-8 encodes it, so neither SQLite nor PostgreSQL could store it,
+    nor could the response echo it as text.
+    """
+    for name, value in data.items():
+        try:
+            json.dumps([name, value], ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:
+            return name
+    return None
 
 
 def _no_constant(name: str) -> Any:

@@ -21,6 +21,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 from django.http import HttpRequest
 from django.urls import NoReverseMatch, URLResolver, get_resolver, get_urlconf, reverse
+from oauth2_provider.models import get_grant_model
 from oauth2_provider.oauth2_backends import OAuthLibCore
 from oauth2_provider.oauth2_validators import OAuth2Validator
 from oauth2_provider.settings import oauth2_settings
@@ -29,6 +30,7 @@ from oauthlib.oauth2.rfc6749 import errors  # type: ignore[import-untyped]
 
 from mcpforms.api import SLASH_ROUTE
 from mcpforms.conf import conf
+from mcpforms.oauth.codes import SingleUseCodes
 from mcpforms.oauth.metadata import issuer, with_issuer
 from mcpforms.oauth.resource import issued_for
 
@@ -111,6 +113,32 @@ def refuse_unusable_challenge(request: Request) -> None:
         )
 
 
+def unstorable(value: object) -> bool:
+    """Whether ``value`` is text no stored client id, code or token could equal: it holds a NUL.
+
+    PostgreSQL has no NUL in text, and psycopg 3 refuses a lookup with one with a ``DataError``, which
+    django-oauth-toolkit does not catch (it catches psycopg 2's ``ValueError``): a 500, where the answer
+    is that no such client or code exists.
+    """
+    return isinstance(value, str) and "\x00" in value
+
+
+def refuse_unstorable_nonce(request: Request) -> None:
+    """Refuse an authorization request whose ``nonce`` its grant could not store, before consent.
+
+    The toolkit keeps the nonce on the grant, in a column of 255 characters: PostgreSQL refused a longer
+    one, or one with a NUL, at the INSERT after the user had consented (a 500).
+    """
+    nonce = getattr(request, "nonce", None)
+    if not isinstance(nonce, str):
+        return
+    limit = get_grant_model()._meta.get_field("nonce").max_length
+    if (limit is not None and len(nonce) > limit) or unstorable(nonce):
+        raise errors.InvalidRequestError(
+            description=f"nonce must be at most {limit} characters, without NUL.", request=request
+        )
+
+
 def _active(user: Any) -> bool:
     return user is not None and bool(getattr(user, "is_active", False))
 
@@ -127,8 +155,9 @@ def _requested(request: Request) -> list[str]:
     return in_query or [value]
 
 
-class Validator(OAuth2Validator):  # type: ignore[misc]
-    """django-oauth-toolkit's validator, binding every grant and token to one of the site's endpoints."""
+class Validator(SingleUseCodes, OAuth2Validator):  # type: ignore[misc]
+    """django-oauth-toolkit's validator, binding every grant and token to one of the site's endpoints;
+    a code used twice revokes what it was exchanged for (``mcpforms.oauth.codes``)."""
 
     def validate_scopes(
         self, client_id: str, scopes: list[str], client: Any, request: Request, *args: Any, **kwargs: Any
@@ -138,13 +167,39 @@ class Validator(OAuth2Validator):  # type: ignore[misc]
         # allow, and whether any code_verifier could redeem it.
         if getattr(request, "response_type", None) is not None:
             refuse_unusable_challenge(request)
+            refuse_unstorable_nonce(request)
         bound_resources(_requested(request), mcp_endpoints(), request)
         valid: bool = super().validate_scopes(client_id, scopes, client, request, *args, **kwargs)
         return valid
 
+    def _load_application(self, client_id: str, request: Request) -> Any:
+        # Every path that finds a client by its id passes here: the authorization request, the token
+        # and revocation endpoints' client authentication (from the body or Basic credentials).
+        if unstorable(client_id):
+            return None
+        return super()._load_application(client_id, request)
+
+    def authenticate_client(self, request: Request, *args: Any, **kwargs: Any) -> bool:
+        authenticated: bool = super().authenticate_client(request, *args, **kwargs)
+        # Credentials of one client with the client_id of another: oauthlib calls it server_error, which
+        # tells the client the server failed. The client's authentication failed (RFC 6749 §5.2).
+        named = getattr(request, "client_id", None)
+        return authenticated and (not named or named == request.client.client_id)
+
+    def _authenticate_basic_auth(self, request: Request) -> bool:
+        # base64 is ASCII, and a WSGI server hands a header on as latin-1 text: b64decode() refuses the
+        # rest with a ValueError the toolkit does not catch (it catches binascii.Error), a 500.
+        credentials = self._extract_basic_auth(request)
+        if credentials is not None and not credentials.isascii():
+            return False
+        authenticated: bool = super()._authenticate_basic_auth(request)
+        return authenticated
+
     def validate_code(
         self, client_id: str, code: str, client: Any, request: Request, *args: Any, **kwargs: Any
     ) -> bool:
+        if unstorable(code):
+            return False
         # A user deactivated since consenting gets no token: the toolkit checks only the code.
         valid: bool = super().validate_code(client_id, code, client, request, *args, **kwargs)
         return valid and _active(request.user)
