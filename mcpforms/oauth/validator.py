@@ -15,12 +15,11 @@ root URLconf mounts, on ``BASE_URL``, as the resource server judges a token's au
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from django.http import HttpRequest
-from django.urls import NoReverseMatch, URLResolver, get_resolver, get_urlconf, reverse
 from oauth2_provider.models import get_grant_model
 from oauth2_provider.oauth2_backends import OAuthLibCore
 from oauth2_provider.oauth2_validators import OAuth2Validator
@@ -28,8 +27,8 @@ from oauth2_provider.settings import oauth2_settings
 from oauthlib.common import Request  # type: ignore[import-untyped]
 from oauthlib.oauth2.rfc6749 import errors  # type: ignore[import-untyped]
 
-from mcpforms.api import SLASH_ROUTE
 from mcpforms.conf import conf
+from mcpforms.mounts import endpoint_paths
 from mcpforms.oauth.codes import SingleUseCodes
 from mcpforms.oauth.metadata import issuer, with_issuer
 from mcpforms.oauth.resource import issued_for
@@ -38,31 +37,13 @@ from mcpforms.oauth.resource import issued_for
 # matches no code_verifier, so the code it would be bound to could never be redeemed.
 S256_CHALLENGE = re.compile(r"[A-Za-z0-9_-]{43}")
 
-# What tells an MCP endpoint from another django-ninja API (a project's REST API is no MCP endpoint).
-ENDPOINT_MARKER = SLASH_ROUTE
-
 
 def mcp_endpoints() -> list[str]:
     """The resource identifier of every MCP endpoint the site serves: ``BASE_URL`` + its path."""
     base = conf.BASE_URL
     if not isinstance(base, str) or not base:
         return []
-    paths = _endpoint_paths(get_resolver(get_urlconf()).url_patterns, ())
-    return sorted({base.rstrip("/") + location.rstrip("/") for location in paths})
-
-
-def _endpoint_paths(patterns: Sequence[Any], namespaces: tuple[str, ...]) -> Iterator[str]:
-    for pattern in patterns:
-        if not isinstance(pattern, URLResolver):
-            continue
-        chain = (*namespaces, pattern.namespace) if pattern.namespace else namespaces
-        if any(getattr(child, "name", None) == ENDPOINT_MARKER for child in pattern.url_patterns):
-            try:
-                yield reverse(":".join((*chain, ENDPOINT_MARKER)))
-            except NoReverseMatch:
-                continue  # mounted under a captured parameter: no single URL to bind a token to
-        else:
-            yield from _endpoint_paths(pattern.url_patterns, chain)
+    return sorted({base.rstrip("/") + ("" if path == "/" else path) for path in endpoint_paths()})
 
 
 def bound_resources(requested: Sequence[str], endpoints: Sequence[str], request: Request) -> list[str]:
