@@ -16,7 +16,8 @@ SETTINGS = "from project.settings import *\n\nDATABASES['default']['NAME'] = {da
 def run(command: list[str], **kwargs: Any) -> str:
     done = subprocess.run(command, capture_output=True, text=True, timeout=600, **kwargs)
     assert done.returncode == 0, done.stdout + done.stderr
-    return done.stdout
+    out: str = done.stdout
+    return out
 
 
 def test_the_demo_runs_on_its_own_group(tmp_path):
