@@ -69,6 +69,23 @@ def test_every_block_aimed_at_a_project_file_is_pasted_into_one():
     assert not hidden, f"caption these settings.py or urls.py, and show their imports: {hidden}"
 
 
+# An install of mcpforms (not on PyPI yet): from its checkout, an extra quoted, as zsh needs brackets to be.
+INSTALL = re.compile(r"pip install\s+(?P<what>[^\s`]+)")
+# (the one written as `{extra}` is the template every check's hint fills in, mcpforms.conf.install_extra)
+FROM_CHECKOUT = re.compile(r'path/to/mcpforms|"path/to/mcpforms\[([\w,-]+|\{extra\})\]"')
+
+
+def test_every_install_of_mcpforms_is_from_its_checkout_with_the_extra_quoted():
+    sources = [*pages(), ROOT / "README.md", *sorted((ROOT / "mcpforms").rglob("*.py"))]
+    wrong = [
+        f"{path.relative_to(ROOT)}: pip install {found['what']}"
+        for path in sources
+        for found in INSTALL.finditer(path.read_text(encoding="utf-8"))
+        if "mcpforms" in found["what"] and not FROM_CHECKOUT.fullmatch(found["what"])
+    ]
+    assert not wrong, wrong
+
+
 def test_no_page_writes_a_code_block_with_a_colon_fence():
     # The harness reads backtick and tilde fences: a `:::{code-block}` would be shown but never run.
     found = [
