@@ -5,6 +5,9 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# What `make run` and `make docs` alone need: the `demo` and `docs` groups, which `dev` (STAMP) includes.
+DEMO_STAMP := $(VENV)/.demo-installed
+DOCS_STAMP := $(VENV)/.docs-installed
 # The pinned node toolchain (node 22, the conformance suite, the TypeScript client), from package-lock.json.
 NPM_STAMP := node_modules/.installed
 PG_URL ?= postgres://postgres@127.0.0.1:5432/test
@@ -28,7 +31,19 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade 'pip>=25.1'
 	$(BIN)/python -m pip install --quiet --editable . --group dev
-	touch $(STAMP)
+	touch $(STAMP) $(DEMO_STAMP) $(DOCS_STAMP)
+
+# $(call group_stamp,GROUP): the virtualenv with the package and one dependency group, for a command that
+# needs no more (a whole `dev` install, when there is one, has it already).
+group_stamp = $(PYTHON) -m venv $(VENV) && \
+	$(BIN)/python -m pip install --quiet --upgrade 'pip>=25.1' && \
+	$(BIN)/python -m pip install --quiet --editable . --group $(1) && touch $@
+
+$(DEMO_STAMP): pyproject.toml
+	$(call group_stamp,demo)
+
+$(DOCS_STAMP): pyproject.toml
+	$(call group_stamp,docs)
 
 # npm ci wipes node_modules and installs exactly the lockfile; it reruns whenever the lockfile changes.
 $(NPM_STAMP): package.json package-lock.json
@@ -48,7 +63,7 @@ chromium:
 # the other, and the recipe ends with the server's status. (An asynchronous command of a shell without
 # job control ignores Ctrl-C's SIGINT, so the trap forwards it.)
 RUN_ADDRESS ?= 127.0.0.1:8000
-run: $(STAMP)
+run: $(DEMO_STAMP)
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py seed_demo
 	@trap 'kill $$server $$worker 2>/dev/null' INT TERM HUP; \
@@ -139,7 +154,7 @@ matrix: $(STAMP)
 # warning (-n), and every page is read again each time (-E), so a warning of an unchanged page is not
 # hidden by the last build. Offline: intersphinx reads the committed inventories (docs/_inventories).
 # The site's links and pages in Chromium: tests/e2e/test_docs_site.py; its examples: docs/conftest.py.
-docs: $(STAMP)
+docs: $(DOCS_STAMP)
 	$(BIN)/sphinx-build -W --keep-going -n -E -q -b html docs docs/_build/html
 
 # The official MCP conformance suite, 2026-07-28 requirements, against the fixture server in tests/conformance.

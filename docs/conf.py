@@ -91,6 +91,7 @@ nitpick_ignore = [
         "mcpforms.protocol.state.RequestState",
         "mcpforms.protocol.tasks.TaskControl",
         "mcpforms.registry.H",
+        "mcpforms.registry.Registered",
         "mcpforms.registry.ToolOptions",
         "mcpforms.task_store.Started",
         "mcpforms.ui.ElicitOptions",

@@ -10,7 +10,8 @@ urlpatterns = [
     path("favicon.ico", views.favicon),
     path("admin/", admin.site.urls),
     path("mcp", mcpforms.api.urls),
-    path("mcpforms/", include("mcpforms.urls")),
-    # OAuth: the metadata clients discover, and the authorization server under /oauth/.
+    # OAuth: the metadata clients discover, and the authorization server under /oauth/; first, so that
+    # its documents answer rather than mcpforms.urls' word that the site does not sign in.
     path("", include(mcpforms.oauth.urls)),
+    path("", include("mcpforms.urls")),
 ]

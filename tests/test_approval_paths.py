@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from django import forms
-from django.contrib.auth.models import Group, Permission, User
+from django.contrib.auth.models import Group, User
 from django.core.management import call_command
 from django.test import Client, override_settings
 
@@ -25,6 +25,7 @@ from mcpforms.registry import registry_for
 from mcpforms.running import run_handler
 from mcpforms.tools import FormTool, tool_class
 from tests.core_client import CoreClient, page_path, text, url_request
+from tests.test_approvals import user
 
 pytestmark = pytest.mark.django_db
 
@@ -45,16 +46,6 @@ class GroupForm(forms.ModelForm):
     class Meta:
         model = Group
         fields = ["name"]
-
-
-def staff(name: str, *permissions: str) -> User:
-    made = User.objects.create_user(name, password="pw", is_staff=True)
-    for permission in permissions:
-        app_label, codename = permission.split(".")
-        made.user_permissions.add(
-            Permission.objects.get(content_type__app_label=app_label, codename=codename)
-        )
-    return User.objects.get(pk=made.pk)
 
 
 @pytest.fixture(autouse=True)
@@ -113,7 +104,7 @@ def submit_on_the_page(
 
 def test_a_confirmed_refund_filled_on_the_page_waits_for_approval(runs, completed, committing):
     server, refund = serve(runs, RefundForm, name="refund", ask="always")
-    ann = staff("ann")
+    ann = user("ann")
     client = CoreClient(server, capabilities=LINKS_ONLY, user=ann)
 
     first = client.call("refund", {"order": "A-1", "amount": 30})
@@ -139,14 +130,14 @@ def test_a_confirmed_refund_filled_on_the_page_waits_for_approval(runs, complete
     assert runs == []
 
     with committing():
-        approve(refund, task, staff("finance", APPROVE))
+        approve(refund, task, user("finance", APPROVE))
     assert runs == [{"order": "A-1", "amount": 30}] and completed == ["refund"]
 
 
 def test_an_update_called_with_only_its_lookup_waits_for_approval_after_the_page(runs, completed, committing):
     server, _rename = serve(runs, GroupForm, name="rename_group", update=True)
     group = Group.objects.create(name="Sales")
-    ann = staff("ann")
+    ann = user("ann")
     client = CoreClient(server, capabilities=LINKS_ONLY, user=ann)
 
     first = client.call("rename_group", {"pk": group.pk})

@@ -58,6 +58,7 @@ LAYERS: list[tuple[str, set[str]]] = [
             "",
             "api",
             "mounts",
+            "discovery",
             "auth",
             "oauth",
             "readiness",

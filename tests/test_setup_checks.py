@@ -58,7 +58,7 @@ from django.urls import include, path
 
 import mcpforms.api
 
-urlpatterns = [path("mcp", mcpforms.api.urls), path("mcpforms/", include("mcpforms.urls"))]
+urlpatterns = [path("mcp", mcpforms.api.urls), path("", include("mcpforms.urls"))]
 """
 
 

@@ -9,6 +9,6 @@ urlpatterns = [
     # LOGIN_URL's default, /accounts/login/: where the OAuth consent page sends a visitor not signed in.
     path("accounts/", include("django.contrib.auth.urls")),
     path("mcp", mcpforms.api.urls),
-    path("mcpforms/", include("mcpforms.urls")),
     path("", include(mcpforms.oauth.urls)),
+    path("", include("mcpforms.urls")),  # after the sign-in URLs, whose documents answer first
 ]

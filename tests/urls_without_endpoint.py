@@ -2,4 +2,4 @@
 
 from django.urls import include, path
 
-urlpatterns = [path("mcpforms/", include("mcpforms.urls"))]
+urlpatterns = [path("", include("mcpforms.urls"))]

@@ -107,6 +107,28 @@ def _login_url() -> list[CheckMessage]:
     ]
 
 
+def _sign_in_shadowed() -> list[CheckMessage]:
+    """mcpforms.urls mounted before mcpforms.oauth.urls answers the well-known documents itself, with
+    its word that the site does not sign in: every client is told so."""
+    from mcpforms.discovery import metadata
+
+    try:
+        found = resolve("/.well-known/oauth-authorization-server")
+    except Exception:
+        return []  # not served at all (W301), or a URLconf Django's own checks report
+    if found.func is not metadata:
+        return []
+    return [
+        Error(
+            "mcpforms.urls is mounted before mcpforms.oauth.urls: it answers the OAuth documents clients "
+            "look for with its word that this site does not sign in, so no client can sign in.",
+            hint='Put path("", include(mcpforms.oauth.urls)) before path("", include("mcpforms.urls")) in '
+            "the root urls.py.",
+            id="mcpforms.E317",
+        )
+    ]
+
+
 def _toolkit_missing() -> CheckMessage:
     return Error(
         "mcpforms.oauth.OAuth2Auth needs django-oauth-toolkit's app: add 'oauth2_provider' to "
@@ -120,7 +142,7 @@ def _toolkit_missing() -> CheckMessage:
 def _oauth_wiring() -> list[CheckMessage]:
     from mcpforms.oauth.resource import METADATA_URL_NAME
 
-    messages: list[CheckMessage] = []
+    messages: list[CheckMessage] = _sign_in_shadowed()
     try:
         reverse(METADATA_URL_NAME, args=["mcp"])
     except NoReverseMatch:

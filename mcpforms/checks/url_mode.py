@@ -45,7 +45,7 @@ def check_url_mode_settings(configured: dict[str, Any]) -> list[CheckMessage]:
         messages.append(
             Warning(
                 "MCPFORMS['BASE_URL'] is set but the URL-mode page is not in the URLconf.",
-                hint='Add path("mcpforms/", include("mcpforms.urls")) to your urls.',
+                hint='Add path("", include("mcpforms.urls")) to the root urls.py.',
                 id="mcpforms.W202",
             )
         )
@@ -85,7 +85,7 @@ def check_page_only_fields_have_a_page(
             f"page, but {' and '.join(missing)} {'is' if len(missing) == 1 else 'are'} missing: they will "
             "answer every call with an error.",
             hint='Set MCPFORMS["BASE_URL"] to the site\'s address and add '
-            'path("mcpforms/", include("mcpforms.urls")) to your urls.',
+            'path("", include("mcpforms.urls")) to the root urls.py.',
             id="mcpforms.W103",
         )
     ]

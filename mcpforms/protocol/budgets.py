@@ -19,7 +19,7 @@ from __future__ import annotations
 import ipaddress
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from mcpforms.conf import conf
@@ -69,12 +69,24 @@ def check_session_budget(sessions: SessionStore, *, principal: str, address: str
     """Raise ``OverBudget`` when ``principal`` (from ``address``, a scope of ``address_scope``) may open no
     more sessions now. A user is counted alone; anonymous callers are one principal, counted per address
     and all together."""
+    scopes = _scopes(
+        principal, address, "SESSIONS_PER_PRINCIPAL", "ANONYMOUS_SESSIONS_PER_ADDRESS", "ANONYMOUS_SESSIONS"
+    )
+    for scope, setting, whose in scopes:
+        _check_sessions(sessions, principal, scope, setting, whose)
+
+
+def _scopes(
+    principal: str, address: str | None, user: str, per_address: str, everyone: str
+) -> Iterator[tuple[str | None, str, str]]:
+    """Where ``principal`` is counted against a budget, with the setting and the words of each: a user
+    alone; anonymous callers per address (when the transport gave one) and all together."""
     if principal != ANONYMOUS:
-        _check_sessions(sessions, principal, None, "SESSIONS_PER_PRINCIPAL", "your")
+        yield None, user, "your"
         return
     if address is not None:
-        _check_sessions(sessions, principal, address, "ANONYMOUS_SESSIONS_PER_ADDRESS", "this address's")
-    _check_sessions(sessions, principal, None, "ANONYMOUS_SESSIONS", "anonymous callers'")
+        yield address, per_address, "this address's"
+    yield None, everyone, "anonymous callers'"
 
 
 def _check_sessions(
@@ -135,12 +147,11 @@ TaskCount = Callable[[str, str | None], Kept]
 def check_task_budget(count: TaskCount, *, principal: str, address: str | None) -> None:
     """Raise ``OverBudget`` when ``principal`` (from ``address``, a scope of ``address_scope``) may start no
     more tasks now; counted as sessions are: a user alone, anonymous callers per address and together."""
-    if principal != ANONYMOUS:
-        _check_tasks(count, principal, None, "TASKS_PER_PRINCIPAL", "your")
-        return
-    if address is not None:
-        _check_tasks(count, principal, address, "ANONYMOUS_TASKS_PER_ADDRESS", "this address's")
-    _check_tasks(count, principal, None, "ANONYMOUS_TASKS", "anonymous callers'")
+    scopes = _scopes(
+        principal, address, "TASKS_PER_PRINCIPAL", "ANONYMOUS_TASKS_PER_ADDRESS", "ANONYMOUS_TASKS"
+    )
+    for scope, setting, whose in scopes:
+        _check_tasks(count, principal, scope, setting, whose)
 
 
 def _check_tasks(count: TaskCount, principal: str, address: str | None, setting: str, whose: str) -> None:

@@ -305,7 +305,7 @@ def test_the_inspector_ui_lists_the_tools_and_files_tickets_by_its_form_and_by_t
         stop_process(inspector, timeout=10)
 
     assert report["era"] == "MCP 2026-07-28"
-    assert report["heading"] == "Tools (13)"  # the seven demo tools and the app-only submit tools of six
+    assert report["heading"] == "Tools (12)"  # the seven demo tools and the app-only submit tools of five
     assert report["listed"] == dict.fromkeys(sorted(DEMO_TOOLS), True)
     assert ticket(demo, report["pk"]) == (
         "Filed from the Inspector UI",

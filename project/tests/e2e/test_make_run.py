@@ -53,7 +53,7 @@ class MakeRun:
             "make",
             "--no-print-directory",
             "-o",
-            ".venv/.installed",
+            ".venv/.demo-installed",
             "run",
             f"RUN_ADDRESS=127.0.0.1:{port}",
         ]
