@@ -137,10 +137,16 @@ def walkthrough(dist, tmp_path_factory) -> Walkthrough:
         env={"PATH": f"{user_bin}{os.pathsep}{USER_ENV.get('PATH', '')}", "VIRTUAL_ENV": ""},
     )
     # Installation's step 1, the how-to's step 1 (the Installation page's sign-in line is the same), and
-    # Installation's background tools.
+    # Installation's other extras.
     assert example("installation-oauth-pip") == example("access-oauth-pip")
-    for name in ("installation-pip", "access-oauth-pip", "installation-background-pip"):
-        site.shell("pip install", installing(example(name), dist.wheel), cwd=site.home)
+    installs = [
+        example("installation-pip"),
+        example("access-oauth-pip"),
+        example("installation-background-pip"),
+        example("installation-wizards-pip"),
+    ]
+    for block in installs:
+        site.shell("pip install", installing(block, dist.wheel), cwd=site.home)
 
     # The tutorial's project: startproject, and its app `contact` with its form and its tool.
     site.shell("django-admin startproject", "django-admin startproject mysite", cwd=site.home)
