@@ -6,15 +6,28 @@ The contract every page is written to (docs/internals/contributing.md explains i
   (``% invisible-code-block: python`` and the ``%`` lines after it) runs, in page order, in one namespace
   per page whose ``__name__`` is the page's (``docs_howto_signals``), registered in ``sys.modules`` so
   dataclasses, forms and pickling find their module. A block that opens with ``>>>`` runs as a doctest.
-- A block with a ``:name:`` option never runs: an end-to-end test fetches it (``tests.docs_examples``).
-  Neither does a block shown inside another literal block (a ````` ````markdown ````` example of one).
+- A python block captioned with a file of a new project (``:caption: settings.py``, ``urls.py``,
+  ``mysite/urls.py``) runs as a reader pastes it (``tests.docs_pasting``): at the end of that file as
+  ``django-admin startproject`` writes it, after the page's earlier blocks for that file, the whole file
+  run as Python imports it, never in the page's namespace, so no invisible block can supply what it
+  lacks. A ``urls.py`` must then pass Django's URL checks. What the file defines anew is then copied into
+  the page's namespace, for the blocks after it; a ``settings.py`` whose ``MCPFORMS`` changed has it
+  checked (below). This holds for a named block too, which an end-to-end test also fetches.
+- A python block captioned with an app's module (``:caption: greeter/mcp_tools.py``) runs in the page's
+  namespace, which is importable under that name (``from greeter.mcp_tools import server``) until the
+  page ends.
+- Any other block with a ``:name:`` option never runs: an end-to-end test fetches it
+  (``tests.docs_examples``). Neither does a block shown inside another literal block (a
+  ````` ````markdown ````` example of one).
 - Every unnamed ```` ```json ```` block (fence or directive) must parse with ``json.loads``.
 - A python block after which the namespace's ``MCPFORMS`` is a dict, and not the one it held before
   (the block assigned it), has it checked: Django's system checks run under
   ``override_settings(MCPFORMS=...)``, blind to the servers alive before the page began (earlier tests of
   the run keep some), and any error they report that they do not under an empty ``MCPFORMS`` fails the
   block, and so does such a warning of mcpforms' own (``mcpforms.W…``), since an unknown key is only a
-  warning (``mcpforms.W001``). A page that shows
+  warning (``mcpforms.W001``). The Django settings mcpforms' checks compare ``MCPFORMS`` with
+  (``ALLOWED_HOSTS``, ``LOGIN_URL``, ``OAUTH2_PROVIDER``) apply with it when the page set them. A page
+  that shows
   a configuration for its warning says so just before the block, ``% expect-warnings: mcpforms.W001``:
   the next checked block must then report exactly those of mcpforms' warnings.
 - A page runs in one database transaction, rolled back after its last block, as a ``TestCase`` does:
@@ -30,9 +43,11 @@ from __future__ import annotations
 
 import json
 import sys
+import types
 import weakref
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import ExitStack, contextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any, cast
 
@@ -52,7 +67,8 @@ from sybil.parsers.myst.lexers import DirectiveInPercentCommentLexer
 from mcpforms.protocol import offering
 from mcpforms.protocol.server import Server, default_server, servers
 from mcpforms.registry import registries
-from tests.docs_examples import code_blocks, inside, is_page, literal_blocks, unnamed
+from tests.docs_examples import CodeBlock, code_blocks, inside, is_page, literal_blocks, unnamed
+from tests.docs_pasting import NewProject, PasteError, changed
 
 HERE = Path(__file__).resolve().parent
 PYTHON = PythonEvaluator()
@@ -62,20 +78,34 @@ EXPECT_WARNINGS = DirectiveInPercentCommentLexer(directive="expect-warnings", ar
 _expected: weakref.WeakKeyDictionary[Document, tuple[set[str], int]] = weakref.WeakKeyDictionary()
 # The servers alive when each page began, but mcpforms' default one: not the page's, nor the project's.
 _foreign: weakref.WeakKeyDictionary[Document, weakref.WeakSet[Server]] = weakref.WeakKeyDictionary()
+# Each page's new project, as its blocks captioned settings.py or urls.py have been pasted into it.
+_projects: weakref.WeakKeyDictionary[Document, NewProject] = weakref.WeakKeyDictionary()
+# The module names each page's namespace is importable under (its blocks' app-module captions), and the
+# packages made for them.
+_aliases: weakref.WeakKeyDictionary[Document, list[str]] = weakref.WeakKeyDictionary()
+# The Django settings mcpforms' checks compare MCPFORMS with, applied with it when a page set them.
+BESIDE = ("ALLOWED_HOSTS", "LOGIN_URL", "OAUTH2_PROVIDER")
 
 
 # Parsers -------------------------------------------------------------------------------------------------
 
 
 def python_blocks(document: Document) -> Iterator[Region]:
-    for block in unnamed(code_blocks(document), "python"):
+    for block in code_blocks(document):
+        if block.language != "python":
+            continue
         region = block.region()
-        if block.source.lstrip().startswith(">>>"):
+        if block.project_file is not None:  # named or not: it is pasted, as a reader does
+            region.evaluator = partial(run_pasted, block)
+            yield region
+        elif block.name is not None:
+            continue  # fetched by an end-to-end test
+        elif block.source.lstrip().startswith(">>>"):
             for doctest in DOCTEST(block.source, document.path):
                 doctest.adjust(region, block.source)
                 yield doctest
         else:
-            region.evaluator = run_python
+            region.evaluator = partial(run_python, module=block.app_module)
             yield region
 
 
@@ -99,13 +129,52 @@ def expected_warnings(document: Document) -> Iterator[Region]:
 # Evaluators ----------------------------------------------------------------------------------------------
 
 
-def run_python(example: Example) -> str | None:
+def run_python(example: Example, *, module: str | None = None) -> str | None:
+    if module is not None:
+        importable_as(example.document, module)
     before = example.namespace.get("MCPFORMS")
     PYTHON(example)
     after = example.namespace.get("MCPFORMS")
     if isinstance(after, dict) and after is not before:
         return check(example, after)
     return None
+
+
+def run_pasted(block: CodeBlock, example: Example) -> str | None:
+    """Paste ``block`` into the page's new project; copy what its file now defines anew into the page's
+    namespace, and check ``MCPFORMS`` when a ``settings.py`` block changed it."""
+    project = _projects.setdefault(example.document, NewProject())
+    assert block.project_file is not None
+    try:
+        before, after = project.paste(
+            block.project_file, str(block.source), f"the block at line {block.line}"
+        )
+    except PasteError as error:
+        return str(error)
+    example.namespace.update(changed(before, after))
+    value = after.get("MCPFORMS")
+    if block.project_file == "settings.py" and isinstance(value, dict) and value != before.get("MCPFORMS"):
+        return check(example, value)
+    return None
+
+
+def importable_as(document: Document, dotted: str) -> None:
+    """Make the page's namespace importable as ``dotted`` (and its packages) until the page ends."""
+    page_module = sys.modules[module_name(Path(document.path))]
+    made = _aliases.setdefault(document, [])
+    if sys.modules.get(dotted, page_module) is not page_module:
+        raise AssertionError(f"The caption names {dotted}, a module that exists: name it otherwise.")
+    parts = dotted.split(".")
+    for depth in range(1, len(parts)):
+        package = ".".join(parts[:depth])
+        if package not in sys.modules:
+            placeholder = types.ModuleType(package)
+            placeholder.__path__ = []
+            sys.modules[package] = placeholder
+            made.append(package)
+    if dotted not in sys.modules:
+        sys.modules[dotted] = page_module
+        made.append(dotted)
 
 
 def parse_json(example: Example) -> str | None:
@@ -127,9 +196,7 @@ def check(example: Example, value: dict[str, Any]) -> str | None:
     in the same process keep theirs, on module level) are hidden from the checks, and of the rest only
     what the value brings counts, the messages the checks do not give under an empty ``MCPFORMS``."""
     # The Django settings a page sets beside MCPFORMS, which mcpforms' checks compare it with.
-    beside = {
-        name: example.namespace[name] for name in ("ALLOWED_HOSTS", "LOGIN_URL") if name in example.namespace
-    }
+    beside = {name: example.namespace[name] for name in BESIDE if name in example.namespace}
     with hidden(_foreign.get(example.document, weakref.WeakSet())):
         with override_settings(MCPFORMS={}):
             regardless = checks.run_checks()
@@ -255,7 +322,10 @@ def page(document: Document) -> Iterator[None]:
         restore(holder)
         mail.outbox = []
         del sys.modules[name]
+        for alias in _aliases.pop(document, []):
+            sys.modules.pop(alias, None)
         _foreign.pop(document, None)
+        _projects.pop(document, None)
         namespace.clear()
 
 

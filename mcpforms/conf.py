@@ -38,6 +38,12 @@ def docs_page(page: str) -> str:
     return f"{DOCUMENTATION}{path}.html" + (f"#{anchor}" if anchor else "")
 
 
+def install_extra(extra: str) -> str:
+    """How a hint says to install an extra: from mcpforms' checkout, since it is not on PyPI yet, and
+    quoted, since zsh reads brackets as a pattern."""
+    return f'python -m pip install "path/to/mcpforms[{extra}]" (from mcpforms\' checkout: not on PyPI yet)'
+
+
 class Section(Enum):
     """A heading of the settings reference (unique on its page, where it is an anchor); each check of the
     settings' values reports the rows of some sections."""
@@ -542,7 +548,7 @@ class Conf:
         help="django-ninja auth classes by dotted path, tried in order, each returning the calling user "
         "or None; add `mcpforms.oauth.OAuth2Auth` for OAuth.",
         hint="e.g. ['mcpforms.auth.AccessTokenAuth', 'mcpforms.auth.SessionAuth'], and "
-        "'mcpforms.oauth.OAuth2Auth' with `pip install mcpforms[oauth]`.",
+        f"'mcpforms.oauth.OAuth2Auth' with the oauth extra: {install_extra('oauth')}.",
     )
     ALLOW_ANONYMOUS: Setting[bool | list[str]] = Setting(
         False,

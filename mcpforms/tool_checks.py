@@ -16,7 +16,7 @@ from django.core.checks import CheckMessage, Error, Warning
 from django.core.exceptions import FieldDoesNotExist
 
 import mcpforms.task_store as task_store
-from mcpforms.conf import conf, docs_page
+from mcpforms.conf import conf, docs_page, install_extra
 from mcpforms.fields import converter_for, declared_fields, too_many_fields
 from mcpforms.flow import ASK_MODES, PATHS
 
@@ -154,7 +154,7 @@ class FormToolChecks:
                 Error(
                     "background=True needs Django's tasks framework: Django 6.0 or later, or the "
                     "django-tasks package on Django 5.2.",
-                    hint="pip install 'mcpforms[background]', and set TASKS to a backend with a worker.",
+                    hint=f"{install_extra('background')}, and set TASKS to a backend with a worker.",
                     obj=tool,
                     id="mcpforms.E411",
                 )

@@ -22,7 +22,7 @@ from django.http.response import HttpResponseBase, HttpResponseRedirectBase
 from django.template.response import SimpleTemplateResponse
 from django.utils.text import camel_case_to_spaces
 
-from mcpforms.conf import conf
+from mcpforms.conf import conf, install_extra
 from mcpforms.protocol.context import RequestContext
 from mcpforms.tool_checks import CheckedTool, FormToolChecks
 from mcpforms.tools import RegistrationError
@@ -78,7 +78,7 @@ def _check_formtools(tool: CheckedTool) -> list[CheckMessage]:
     return [
         Error(
             f"register_wizard adapts a django-formtools view, and {found}; mcpforms needs {wanted} or later.",
-            hint='pip install "mcpforms[wizards]"',
+            hint=install_extra("wizards"),
             obj=tool,
             id="mcpforms.E415",
         )

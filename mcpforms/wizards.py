@@ -29,7 +29,7 @@ from django.forms.formsets import BaseFormSet
 from django.utils.text import camel_case_to_spaces, capfirst
 
 import mcpforms.sealing as sealing
-from mcpforms.conf import conf
+from mcpforms.conf import conf, install_extra
 from mcpforms.fields import AutoFormField, declared_fields, form_fields
 from mcpforms.protocol.context import RequestContext
 from mcpforms.tool_checks import CheckedTool, FormToolChecks, field_errors
@@ -70,7 +70,7 @@ class WizardToolChecks(FormToolChecks):
                 f"The wizard's step {', '.join(map(repr, on_page))} has a password or a file, which the "
                 "URL-mode page keeps, encrypted, until the flow ends; the encryption needs the cryptography "
                 f"package, {sealing.CRYPTOGRAPHY_AT_LEAST} or later, which is not installed.",
-                hint='pip install "mcpforms[wizard-pages]"',
+                hint=install_extra("wizard-pages"),
                 obj=tool,
                 id="mcpforms.E417",
             )

@@ -2,6 +2,11 @@
 them. docs/conftest.py runs the unnamed ones (``code_blocks``); an end-to-end test fetches a named one
 (``:name:`` on a ``{code-block}`` directive) with ``example(name)``.
 
+A block's ``:caption:`` says where a reader puts it. One captioned with a file that
+``django-admin startproject`` writes (``settings.py``, ``urls.py``, or ``mysite/urls.py``) is aimed at a
+project: docs/conftest.py pastes it at the end of that file of a new project (``project_file``). One
+captioned with an app's module (``contact/mcp_tools.py``) is that module (``app_module``).
+
 A block counts where the page shows it as code or prose around it: a fence nested in another literal
 block (a ````` ````markdown ````` fence that shows how to write a block, a ``{code-block}`` directive) is
 only text of the outer one, so it is neither run nor named. A fence inside a directive whose content is
@@ -36,6 +41,10 @@ _INVISIBLE = (
 )
 
 
+# The files of a new project (`django-admin startproject mysite`, in mysite/) a block may be pasted into.
+PROJECT_FILES = ("settings.py", "urls.py")
+
+
 @dataclass(frozen=True)
 class CodeBlock:
     """One block of code of a page: its language, its ``:name:`` (None when unnamed) and its text."""
@@ -48,6 +57,7 @@ class CodeBlock:
     name: str | None
     source: Lexeme
     invisible: bool = False
+    caption: str | None = None
 
     def region(self) -> Region:
         """The block as a Sybil region, for a parser to give an evaluator."""
@@ -55,6 +65,26 @@ class CodeBlock:
 
     def __str__(self) -> str:
         return f"{self.path}:{self.line}"
+
+    @property
+    def project_file(self) -> str | None:
+        """The file of a new project this block is pasted at the end of (``settings.py``, ``urls.py``):
+        its caption's, when that names one (``mysite/settings.py`` too), else None."""
+        if self.caption is None:
+            return None
+        parts = self.caption.strip().split("/")
+        return parts[-1] if parts[-1] in PROJECT_FILES and len(parts) <= 2 else None
+
+    @property
+    def app_module(self) -> str | None:
+        """The dotted name of the app module this block is (``contact.mcp_tools`` for a caption
+        ``contact/mcp_tools.py``), or None: a script (``client.py``) or a project file is none."""
+        if self.caption is None or self.project_file is not None:
+            return None
+        parts = self.caption.strip().removesuffix(".py").split("/")
+        if len(parts) < 2 or not self.caption.strip().endswith(".py"):
+            return None
+        return ".".join(parts) if all(part.isidentifier() for part in parts) else None
 
 
 def _literal(info: str) -> bool:
@@ -101,11 +131,16 @@ def code_blocks(document: Document) -> list[CodeBlock]:
     directives = {region.start: region for region in _DIRECTIVES(document)}
 
     def block(
-        region: Region, language: str, name: str | None, lexeme: Lexeme, invisible: bool = False
+        region: Region,
+        language: str,
+        name: str | None,
+        lexeme: Lexeme,
+        invisible: bool = False,
+        caption: str | None = None,
     ) -> CodeBlock:
         line = document.text.count("\n", 0, region.start) + 1
         source = _source(document, region, lexeme)
-        return CodeBlock(path, line, region.start, region.end, language, name, source, invisible)
+        return CodeBlock(path, line, region.start, region.end, language, name, source, invisible, caption)
 
     blocks: list[CodeBlock] = []
     for fence in fences:
@@ -117,8 +152,10 @@ def code_blocks(document: Document) -> list[CodeBlock]:
             if directive is None:  # another directive ({note}, {toctree}): not code
                 continue
             language = directive.lexemes["arguments"].strip()
-            name = directive.lexemes["options"].get("name")
-            blocks.append(block(fence, language, name, directive.lexemes["source"]))
+            options = directive.lexemes["options"]
+            caption = options.get("caption")
+            source = directive.lexemes["source"]
+            blocks.append(block(fence, language, options.get("name"), source, caption=caption))
         elif info:
             blocks.append(block(fence, info.split()[0], None, fence.lexemes["source"]))
     for lexer in _INVISIBLE:

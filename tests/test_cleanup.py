@@ -116,10 +116,11 @@ def test_each_run_is_recorded_and_only_the_latest_kept():
     assert CleanupRun.objects.count() == 1
 
 
-def test_the_help_and_the_deploying_guide_give_the_same_cron_line():
+def test_the_help_the_installation_page_and_the_deploying_guide_give_the_same_cron_line():
     assert "crontab" in Command.help and CRON_LINE in Command.help
     assert "manage.py mcpforms_cleanup" in CRON_LINE
-    assert example("cleanup-cron-line").strip() == CRON_LINE  # docs/howto/deploying.md
+    assert example("deploying-cron-line").strip() == CRON_LINE  # docs/howto/deploying.md
+    assert example("installation-cron-line").strip() == CRON_LINE  # docs/installation.md
 
 
 # Dynamic client registrations that never got a token (mcpforms.oauth.dcr) ---------------------------------

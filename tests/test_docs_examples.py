@@ -14,7 +14,7 @@ import xml.etree.ElementTree as ElementTree
 
 import pytest
 
-from tests.docs_examples import DOCS, ROOT, example, named_blocks, pages
+from tests.docs_examples import DOCS, ROOT, code_blocks, example, named_blocks, pages, read
 
 # Where the tests that fetch named blocks live.
 TEST_FOLDERS = (ROOT / "tests", ROOT / "project" / "tests")
@@ -47,6 +47,43 @@ def test_every_named_block_is_fetched_by_a_test():
     assert not unfetched, (
         f"named blocks no test fetches with example(name) (a named block never runs): {unfetched}"
     )
+
+
+# What only a project's settings.py or urls.py gives a block: a reader adds to startproject's lists there,
+# and BASE_DIR is defined there.
+PROJECT_LINES = re.compile(
+    r"^\s*(urlpatterns|INSTALLED_APPS|MIDDLEWARE)\s*(\+?=|\.(append|insert|extend)\()|\bBASE_DIR\b", re.M
+)
+
+
+def test_every_block_aimed_at_a_project_file_is_pasted_into_one():
+    # A block that adds to urlpatterns or INSTALLED_APPS, or reads BASE_DIR, is captioned with its file
+    # (settings.py, urls.py), so the harness runs it where a reader pastes it. Invisible set-up that
+    # gave such a block its imports or its list hid that it failed when pasted (`NameError: include`).
+    hidden = [
+        str(block)
+        for path in pages()
+        for block in code_blocks(read(path))
+        if block.language == "python" and block.project_file is None and PROJECT_LINES.search(block.source)
+    ]
+    assert not hidden, f"caption these settings.py or urls.py, and show their imports: {hidden}"
+
+
+# An install of mcpforms (not on PyPI yet): from its checkout, an extra quoted, as zsh needs brackets to be.
+INSTALL = re.compile(r"pip install\s+(?P<what>[^\s`]+)")
+# (the one written as `{extra}` is the template every check's hint fills in, mcpforms.conf.install_extra)
+FROM_CHECKOUT = re.compile(r'path/to/mcpforms|"path/to/mcpforms\[([\w,-]+|\{extra\})\]"')
+
+
+def test_every_install_of_mcpforms_is_from_its_checkout_with_the_extra_quoted():
+    sources = [*pages(), ROOT / "README.md", *sorted((ROOT / "mcpforms").rglob("*.py"))]
+    wrong = [
+        f"{path.relative_to(ROOT)}: pip install {found['what']}"
+        for path in sources
+        for found in INSTALL.finditer(path.read_text(encoding="utf-8"))
+        if "mcpforms" in found["what"] and not FROM_CHECKOUT.fullmatch(found["what"])
+    ]
+    assert not wrong, wrong
 
 
 def test_no_page_writes_a_code_block_with_a_colon_fence():
@@ -254,6 +291,90 @@ MCPFORMS = {"AUTHENTICATION": ["mcpforms.oauth.OAuth2Auth"], "BASE_URL": "https:
     "f_bad_value.md": '# A\n\n```python\nMCPFORMS = {"STATE_MAX_AGE": -1}\n```\n',
     "g_stale_expectation.md": "# A\n\n% expect-warnings: mcpforms.W001\n\n```python\nMCPFORMS = {}\n```\n",
     "h_dangling_expectation.md": "# A\n\n% expect-warnings: mcpforms.W001\n\n```python\nx = 1\n```\n",
+    "i_pasted.md": """\
+# Blocks pasted into a new project, as a reader pastes them
+
+% invisible-code-block: python
+%
+% from django.urls import include
+
+```{code-block} python
+:caption: urls.py
+
+import mcpforms.api
+
+urlpatterns += [path("mcp", mcpforms.api.urls)]  # path: startproject's urls.py imports it
+```
+
+```{code-block} python
+:caption: mysite/urls.py
+
+urlpatterns += [path("", include("mcpforms.urls"))]  # include: no invisible block gives it
+```
+
+```{code-block} python
+:caption: settings.py
+:name: harness-pasted-named
+
+INSTALLED_APPS += ["mcpforms"]
+ALLOWED_HOSTS = ["forms.example.com"]
+MCPFORMS = {"BASE_URL": "https://forms.example.com"}  # its host is in ALLOWED_HOSTS
+```
+
+```python
+assert INSTALLED_APPS[0] == "django.contrib.admin" and INSTALLED_APPS[-1] == "mcpforms"
+assert "BASE_DIR" not in globals()  # what the block did not change stays in the file
+```
+
+```{code-block} python
+:caption: settings.py
+
+MCPFORMS = {"BASE_URL": "https://elsewhere.example"}  # its host is not
+```
+
+```{code-block} python
+:caption: settings.py
+
+DEBUG = False  # MCPFORMS unchanged: not checked again
+```
+
+```{code-block} python
+:caption: greeter/mcp_tools.py
+
+GREETING = "hello"
+```
+
+```{code-block} python
+:caption: urls.py
+
+from greeter.mcp_tools import GREETING
+
+assert GREETING == "hello"
+urlpatterns += [path("mcp", mcpforms.api.urls)]  # twice the same: Django's URL checks let it be
+```
+
+```{code-block} python
+:caption: urls.py
+
+urlpatterns += ["not a pattern"]
+```
+""",
+    "j_after_pasting.md": """\
+# Nothing of the pasted page is left
+
+```python
+import sys
+
+assert "greeter.mcp_tools" not in sys.modules and "greeter" not in sys.modules
+assert "INSTALLED_APPS" not in globals()
+```
+
+```{code-block} python
+:caption: settings.py
+
+assert "mcpforms" not in INSTALLED_APPS  # a new project of its own
+```
+""",
 }
 
 
@@ -353,6 +474,28 @@ def test_the_harness_runs_pages_to_the_contract(tmp_path):
         at(
             "h_dangling_expectation", "x = 1"
         ): "% expect-warnings is not followed by a block setting MCPFORMS",
+        at("i_pasted", "% from django.urls import include"): "passed",
+        at("i_pasted", "import mcpforms.api"): "passed",
+        at(
+            "i_pasted",
+            'urlpatterns += [path("", include("mcpforms.urls"))]  # include: no invisible block gives it',
+        ): "fails at its line 1: NameError: name 'include' is not defined",
+        at("i_pasted", 'INSTALLED_APPS += ["mcpforms"]'): "passed",  # named, and pasted all the same
+        at(
+            "i_pasted",
+            'assert INSTALLED_APPS[0] == "django.contrib.admin" and INSTALLED_APPS[-1] == "mcpforms"',
+        ): "passed",
+        at(
+            "i_pasted", 'MCPFORMS = {"BASE_URL": "https://elsewhere.example"}  # its host is not'
+        ): "mcpforms.E022",
+        at("i_pasted", "DEBUG = False  # MCPFORMS unchanged: not checked again"): "passed",
+        at("i_pasted", 'GREETING = "hello"'): "passed",
+        at("i_pasted", "from greeter.mcp_tools import GREETING"): "passed",
+        at("i_pasted", 'urlpatterns += ["not a pattern"]'): "gives URL patterns Django's checks refuse",
+        at("j_after_pasting", "import sys"): "passed",
+        at(
+            "j_after_pasting", 'assert "mcpforms" not in INSTALLED_APPS  # a new project of its own'
+        ): "passed",
     }
     assert set(outcomes) == set(expected), {
         "ran but not expected": sorted(set(outcomes) - set(expected)),

@@ -44,7 +44,12 @@ def check(tmp_path: Path, *, extra_apps: list[str], mcpforms: dict[str, Any], ur
     settings = SETTINGS.replace("EXTRA_APPS", repr(extra_apps)).replace("MCPFORMS_SETTING", repr(mcpforms))
     (package / "settings.py").write_text(settings)
     (package / "urls.py").write_text(textwrap.dedent(urls))
-    env = {**os.environ, "PYTHONPATH": str(tmp_path), "DJANGO_SETTINGS_MODULE": "site_pkg.settings"}
+    # This checkout first after the project: the virtualenv's editable install may point at another one.
+    env = {
+        **os.environ,
+        "PYTHONPATH": f"{tmp_path}{os.pathsep}{ROOT}",
+        "DJANGO_SETTINGS_MODULE": "site_pkg.settings",
+    }
     env.pop("DATABASE_URL", None)
     run = subprocess.run(
         [sys.executable, "-m", "django", "check"], cwd=tmp_path, env=env, capture_output=True, text=True
@@ -129,4 +134,17 @@ SIGN_IN = {"AUTHENTICATION": ["mcpforms.oauth.OAuth2Auth"], "BASE_URL": "https:/
 def test_oauth_without_its_app_installed_is_e304_not_a_traceback(tmp_path):
     output = check(tmp_path, extra_apps=[], mcpforms=SIGN_IN, urls=OAUTH_URLS)
     assert "Traceback" not in output and "RuntimeError" not in output
+    assert "(mcpforms.E304) mcpforms.oauth.OAuth2Auth needs django-oauth-toolkit's app" in output
+
+
+SIGN_IN_URLS = (
+    OAUTH_URLS + '\nimport mcpforms.oauth\n\nurlpatterns += [path("", include(mcpforms.oauth.urls))]\n'
+)
+
+
+def test_oauth_urls_mounted_without_the_toolkits_app_are_e304_not_a_traceback(tmp_path):
+    # The how-to's step 3 taken and step 2's INSTALLED_APPS line missed: Django's URL check imports the
+    # URLconf, and the toolkit's views import models Django refuses outside an installed app.
+    output = check(tmp_path, extra_apps=[], mcpforms=SIGN_IN, urls=SIGN_IN_URLS)
+    assert "Traceback" not in output and "RuntimeError" not in output, output
     assert "(mcpforms.E304) mcpforms.oauth.OAuth2Auth needs django-oauth-toolkit's app" in output

@@ -583,7 +583,9 @@ def test_without_cryptography_a_wizard_with_a_page_step_fails_its_checks(monkeyp
     (error,) = [message for message in BookingWizard().check() if message.id == "mcpforms.E417"]
     assert error.msg.startswith("The wizard's step 'account' has a password or a file, which the URL-mode")
     assert "cryptography package, 47 or later, which is not installed" in error.msg
-    assert error.hint == 'pip install "mcpforms[wizard-pages]"'
+    assert error.hint == (
+        'python -m pip install "path/to/mcpforms[wizard-pages]" (from mcpforms\' checkout: not on PyPI yet)'
+    )
     assert [message.id for message in ConfirmedBookingWizard().check()] == []  # nothing to keep there
 
 

@@ -214,6 +214,8 @@ def test_a_view_wizard_without_formtools_27_is_an_error(client, monkeypatch, ins
     monkeypatch.setattr(importlib.metadata, "version", version)
     (error,) = [m for m in tool.check() if m.id == "mcpforms.E415"]
     assert f"{found}; mcpforms needs 2.7 or later" in error.msg
-    assert error.hint == 'pip install "mcpforms[wizards]"'
+    assert error.hint == (
+        'python -m pip install "path/to/mcpforms[wizards]" (from mcpforms\' checkout: not on PyPI yet)'
+    )
     monkeypatch.setattr(importlib.metadata, "version", lambda distribution: "2.7.0")
     assert [m.id for m in tool.check()] == []

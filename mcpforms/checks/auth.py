@@ -13,7 +13,7 @@ from django.shortcuts import resolve_url
 from django.urls import NoReverseMatch, Resolver404, resolve, reverse
 
 from mcpforms.checks.common import invalid_values, oauth_in_use, on_server, settings_check, toolkit_installed
-from mcpforms.conf import SETTINGS, Section
+from mcpforms.conf import SETTINGS, Section, install_extra
 
 
 @settings_check(Tags.security)
@@ -133,8 +133,8 @@ def _toolkit_missing() -> CheckMessage:
     return Error(
         "mcpforms.oauth.OAuth2Auth needs django-oauth-toolkit's app: add 'oauth2_provider' to "
         "INSTALLED_APPS.",
-        hint='INSTALLED_APPS += ["oauth2_provider"], then run manage.py migrate (install it with '
-        "pip install 'mcpforms[oauth]' if it is missing).",
+        hint='INSTALLED_APPS += ["oauth2_provider"], then run manage.py migrate (if it is not installed: '
+        f"{install_extra('oauth')}).",
         id="mcpforms.E304",
     )
 

@@ -1,4 +1,5 @@
-"""OAuth 2.1 for the MCP endpoint, on django-oauth-toolkit: ``pip install "mcpforms[oauth]"``.
+"""OAuth 2.1 for the MCP endpoint, on django-oauth-toolkit: the ``oauth`` extra,
+``python -m pip install "path/to/mcpforms[oauth]"`` from mcpforms' checkout.
 
 ``mcpforms.oauth.resource`` makes the endpoint a resource server (``OAuth2Auth``, the RFC 9728 metadata);
 ``urls`` is what a project mounts at its root; ``settings()`` the recommended ``OAUTH2_PROVIDER``.

@@ -1,4 +1,4 @@
-"""The MCP endpoint as an OAuth 2.1 resource server on django-oauth-toolkit: ``pip install mcpforms[oauth]``.
+"""The MCP endpoint as an OAuth 2.1 resource server on django-oauth-toolkit (the ``oauth`` extra).
 
 Add ``"mcpforms.oauth.OAuth2Auth"`` to ``MCPFORMS['AUTHENTICATION']``, set ``MCPFORMS['BASE_URL']`` and mount
 ``mcpforms.oauth.urls`` at the site's root, next to django-oauth-toolkit's own urls. Then a client without a

@@ -144,3 +144,38 @@ def test_every_page_loads_without_an_error_and_shows_its_title(browsed):
     assert not failing, failing
     untitled = [path for path, page in browsed.items() if not page["heading"] or not page["title"]]
     assert not untitled, untitled
+
+
+# What clients, browsers and `manage.py check` print, as a reader pastes it into the search box; the
+# troubleshooting page is headed by these, and the search must lead there (issue 35, item 13).
+SYMPTOMS = [
+    "Error: Not Found",  # fastmcp, against a project that mounts no endpoint
+    "Registration failed: 404",  # fastmcp or the SDK without a token, on a site without sign-in
+    "TypeError: fetch failed",  # mcp-remote, sent to a BASE_URL it cannot reach
+    "Bad Request (400)",  # Django, for a host not in ALLOWED_HOSTS
+    "Forbidden: the Origin 'https://forms.example.com' is not allowed",  # behind an https proxy
+    "NoReverseMatch at /oauth/authorize/",  # LOGIN_URL naming no URL
+    "Reverse for 'login' not found",
+    "Error: Tool callback not found.",  # fastmcp, for a tool the caller may not use
+    "The database is unavailable; retry shortly",  # -32010
+    "429 Too Many Requests",
+    "database is locked",  # SQLite with Django's defaults
+    "Invalid or expired requestState",
+    "Unauthorized: send an access token",
+]
+TROUBLESHOOTING = "howto/troubleshooting.html"
+
+
+def test_the_search_finds_the_troubleshooting_page_for_what_clients_print(served):
+    page = " ".join((ROOT / "docs" / "howto" / "troubleshooting.md").read_text().split())
+    assert not [symptom for symptom in SYMPTOMS if symptom not in page]
+    if not CHROMIUM.exists():
+        pytest.skip("needs Debian's chromium: make installs it")
+    results: dict[str, list[str]] = node_report("docs_search.mjs", served, *SYMPTOMS, timeout=180)["results"]
+    # Among the first five pages found, as a reader sees them without scrolling.
+    missed = {
+        symptom: found[:5]
+        for symptom, found in results.items()
+        if not any(link.startswith(TROUBLESHOOTING) for link in found[:5])
+    }
+    assert not missed, missed

@@ -25,14 +25,16 @@ import tomllib
 import zipfile
 from dataclasses import dataclass
 from email.parser import Parser
+from importlib.metadata import version
 from pathlib import Path
 
 import pytest
 
 from noxfile import interpreter
 from tests.conformance.run import running_server
-from tests.docs_examples import example
+from tests.docs_examples import example, pages
 from tests.e2e.terminal import piped
+from tests.install.user import USER_ENV, run
 
 ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text()
@@ -43,38 +45,6 @@ TYPED = [("name", "Ada"), ("phone", "+44 20 7946 0000")]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 # What a project that installs the wheel gets, and nothing more: no test or typing helpers.
 RUNTIME = {"django", "django-ninja", "mcp-types"}
-# The user's shell, not this test run's: pytest-django's DJANGO_SETTINGS_MODULE and this checkout on the
-# path would hand the new project our settings and our source instead of the wheel.
-USER_ENV = {
-    name: value
-    for name, value in os.environ.items()
-    if name not in {"DJANGO_SETTINGS_MODULE", "PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME"}
-}
-
-
-@dataclass(frozen=True)
-class Distributions:
-    sdist: Path
-    wheel: Path
-
-
-@pytest.fixture(scope="module")
-def dist(tmp_path_factory: pytest.TempPathFactory) -> Distributions:
-    out = tmp_path_factory.mktemp("dist")
-    run(sys.executable, "-m", "build", "--outdir", str(out), str(ROOT))  # the wheel is built from the sdist
-    (sdist,) = out.glob("*.tar.gz")
-    (wheel,) = out.glob("*.whl")
-    return Distributions(sdist, wheel)
-
-
-def run(
-    *command: str, cwd: Path | None = None, stdin: str | None = None, env: dict[str, str] | None = None
-) -> str:
-    done = subprocess.run(
-        command, cwd=cwd, env=USER_ENV | (env or {}), input=stdin, capture_output=True, text=True, timeout=600
-    )
-    assert done.returncode == 0, f"{' '.join(command)} failed:\n{done.stdout}\n{done.stderr}"
-    return done.stdout
 
 
 def test_both_distributions_pass_twine_check(dist):
@@ -320,3 +290,23 @@ def test_the_tutorials_token_fastmcp_call_and_script_complete_the_call(project, 
         )
     prompts = [(f"{name}: ", answer) for name, answer in TYPED]
     assert output == piped(example("your-project-call-it-output"), prompts)
+
+
+# Every client a page has the reader install, at the version this run tests it with: `pip install fastmcp`
+# alone would give tomorrow's release, which the page's output was never checked against.
+CLIENT_INSTALL = re.compile(r"pip install (?P<name>fastmcp|mcp)\b(?P<pin>==[\w.]+)?")
+
+
+def test_the_pages_pin_the_clients_they_install_to_the_versions_tested():
+    found = {
+        f"{path.relative_to(ROOT)}: {match[0]}": match
+        for path in pages()
+        for match in CLIENT_INSTALL.finditer(path.read_text(encoding="utf-8"))
+    }
+    assert found, "no page installs fastmcp or mcp any more"
+    unpinned = {where for where, match in found.items() if match["pin"] != f"=={version(match['name'])}"}
+    assert not unpinned, f"pin these to the installed versions: {sorted(unpinned)}"
+    assert (
+        example("your-project-fastmcp-install").strip()
+        == f"python -m pip install fastmcp=={version('fastmcp')}"
+    )
