@@ -57,9 +57,9 @@ _ON_THE_PAGE = "The user fills in the form on a web page before every call runs;
 # What a form tool's handler is: handler(request, the valid bound form) -> result. Not a protocol handler
 # (ToolHandler takes the arguments): it runs once, on a valid form, as FormTool.handle.
 FormHandler = Callable[[RequestContext, Any], Any]
-_DEFAULT_PERMISSION: Any = object()
+_DEFAULT_PERMISSION: Any = object()  # "the change permission of the model for updates, else none"
 #: ``result_fields`` for every field of the row, in the spelling of a ``ModelForm``'s ``fields``.
-ALL_FIELDS = "__all__"  # "the change permission of the model for updates, else none"
+ALL_FIELDS = "__all__"
 
 
 class RegistrationError(ImproperlyConfigured):
