@@ -80,7 +80,9 @@ def run_handler(
 
 def handled(tool: FormTool, ctx: RequestContext, form: forms.BaseForm, value: Any) -> dict[str, Any]:
     """What the handler returned, ``value``, as the CallToolResult, with ``tool_completed`` to follow."""
-    result = tool_result(value, fields=tool.get_result_fields(form))
+    # Which fields a saved object shows is read from the form (its passwords): only for an object.
+    fields = tool.get_result_fields(form) if isinstance(value, models.Model) else None
+    result = tool_result(value, fields=fields)
     signals.send_completed(tool, ctx, form, result)
     return result
 
