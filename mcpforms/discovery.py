@@ -15,9 +15,8 @@ from django.http import HttpRequest, HttpResponse, HttpResponsePermanentRedirect
 from django.urls import Resolver404, resolve
 from django.views.decorators.csrf import csrf_exempt
 
-from mcpforms.conf import conf
+from mcpforms.auth import configured_auth, oauth_method
 
-SIGN_IN = "mcpforms.oauth.OAuth2Auth"
 USE_A_TOKEN = (
     "This site does not sign in with OAuth. Call it with a personal access token instead, sent as "
     "'Authorization: Bearer <token>'; an administrator makes one with "
@@ -31,7 +30,8 @@ MISORDERED = (
 
 def _answer() -> JsonResponse:
     # 404, so that a client goes on down its list of places to look; the text is what it prints at the end.
-    signs_in = isinstance(conf.AUTHENTICATION, list | tuple) and SIGN_IN in conf.AUTHENTICATION
+    # The endpoint's own rule for whether it can send a caller to sign in (its 401 challenge).
+    signs_in = oauth_method(configured_auth()) is not None
     description = MISORDERED if signs_in else USE_A_TOKEN
     return JsonResponse({"error": "not_found", "error_description": description}, status=404)
 
