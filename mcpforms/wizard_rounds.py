@@ -154,7 +154,10 @@ class StepWalk:
         self.tool, self.ctx, self.arguments, self.response = tool, ctx, arguments, response
         state = ctx.request_state
         answers = state.answers if state is not None else {}
-        self.pending = state.pending[0] if state is not None and state.pending else None
+        # The step the state was asking; a name that is no step of the wizard (only a key holder could
+        # sign one) asks nothing, and the walk goes on from the answers the state proves.
+        first = state.pending[0] if state is not None and state.pending else None
+        self.pending = first if first in tool.steps else None
         self.asked = set(state.pending[1:]) if state is not None else set()
         # What earlier rounds proved, by step; the pending step's entry is what is known of it so far.
         form_steps = [step for step in tool.steps if step not in tool.formsets]

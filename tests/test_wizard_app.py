@@ -11,7 +11,9 @@ from django import forms
 from django.conf import settings
 from django.test import override_settings
 
+from mcpforms.protocol.context import tool_binding
 from mcpforms.protocol.server import Server
+from mcpforms.protocol.state import ANONYMOUS, dump_state
 from mcpforms.registry import register, registry_for
 from mcpforms.ui import STEP_BACK, STEP_STATE
 from mcpforms.wizards import STARTED_OVER, WizardTool
@@ -356,3 +358,27 @@ def test_a_wizard_with_a_step_the_user_must_answer_has_no_app_and_no_submit_tool
     )
     assert done["structuredContent"]["budget"] == "250"
     assert TripWizard.handled == [["destination", "dates"]]
+
+
+def test_a_signed_state_whose_pending_step_the_wizard_has_not_is_walked_from_the_start(server, host):
+    # Only a key holder can sign one (a state of another kind, or of an older wizard whose steps were
+    # renamed); what it names is no step, and the walk starts from the answers it proves.
+    tool = registry_for(server).form_tool("trip")
+    assert isinstance(tool, TripWizard)
+
+    def signed(binding: str) -> str:
+        return dump_state(
+            server=server.key,
+            tool=binding,
+            arguments={},
+            principal=ANONYMOUS,
+            answers={},
+            pending=["international", "destination"],
+            version=tool.digest,
+        )
+
+    shown = host.call("trip_submit", {"destination": "Oslo", STEP_STATE: signed("app:trip")})
+    assert step(shown)["name"] == "destination"
+    # The rounds read the same pending list: asked again from the first step, never a crash.
+    rounds = CoreClient(server).call("trip", requestState=signed(tool_binding("trip")))
+    assert asked(rounds, "trip")["requestedSchema"]["properties"].keys() >= {"destination"}
