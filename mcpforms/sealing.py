@@ -18,13 +18,14 @@ whether it is installed, and ``mcpforms.E417`` reports a wizard that needs it.
 
 from __future__ import annotations
 
+import importlib.util
 import secrets
 import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from django.conf import settings
 from django.core.files import File
@@ -33,15 +34,12 @@ from django.core.files.storage import FileSystemStorage, InvalidStorageError, St
 from mcpforms.conf import WIZARD_FILES_ALIAS, conf
 from mcpforms.protocol.tokens import keyed_hmac, signing_keys
 
-try:
-    from cryptography.exceptions import InvalidTag
+if TYPE_CHECKING:
     from cryptography.hazmat.primitives import hpke
-    from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey, X25519PublicKey
-    from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
-except ImportError:  # without mcpforms[wizard-pages]: a wizard with a page step fails its checks (E417)
-    _INSTALLED = False
-else:
-    _INSTALLED = True
+    from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey
+
+# cryptography is imported where a seal is made or opened, never with this module: its OpenSSL bindings
+# cost every worker some 7 MiB, and only a wizard with a page step ever seals anything.
 
 #: The release of ``cryptography`` that brought HPKE (``mcpforms[wizard-pages]``).
 CRYPTOGRAPHY_AT_LEAST = "47"
@@ -57,9 +55,15 @@ class Unsealable(Exception):
     of the fallbacks since, or tampered. What was kept is lost; the step is asked again."""
 
 
+@lru_cache(maxsize=1)
 def available() -> bool:
-    """Whether ``cryptography`` (with HPKE) is installed, which a wizard's page steps need."""
-    return _INSTALLED
+    """Whether ``cryptography`` (with HPKE) is installed, which a wizard's page steps need; without
+    ``mcpforms[wizard-pages]``, a wizard with a page step fails its checks (``mcpforms.E417``). Found,
+    not imported."""
+    try:
+        return importlib.util.find_spec("cryptography.hazmat.primitives.hpke") is not None
+    except ImportError:  # no cryptography at all: find_spec imports the parent packages
+        return False
 
 
 def new_flow_key() -> str:
@@ -74,6 +78,8 @@ def public_key(flow_key: str) -> bytes:
 
 def seal(data: bytes, recipient: bytes, *, context: str) -> bytes:
     """``data`` sealed for the public key ``recipient``, bound to ``context`` (what it is kept for)."""
+    from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PublicKey
+
     return _suite().encrypt(data, X25519PublicKey.from_public_bytes(recipient), info=context.encode())
 
 
@@ -83,6 +89,8 @@ def unseal(sealed: bytes, recipient: bytes, flow_key: str, *, context: str) -> b
     The private key is derived with the signing key the public key was made with: the current one, or one
     it rotated from (``STATE_KEY_FALLBACKS``, ``SECRET_KEY_FALLBACKS``).
     """
+    from cryptography.exceptions import InvalidTag
+
     for key in signing_keys():
         private = _private_key(flow_key, key)
         if private.public_key().public_bytes_raw() == recipient:  # a public key: no secret to time
@@ -106,6 +114,8 @@ class SealedFile:
 def encrypt_file(chunks: Iterable[bytes]) -> SealedFile:
     """Encrypt a file read in ``chunks`` under a key and a nonce of its own, into a temporary file (kept in
     memory up to ``FILE_UPLOAD_MAX_MEMORY_SIZE``, as Django keeps an upload)."""
+    from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
+
     key, nonce = secrets.token_bytes(32), secrets.token_bytes(12)
     encryptor = Cipher(algorithms.AES(key), modes.GCM(nonce)).encryptor()
     spooled = _spooled()
@@ -119,6 +129,9 @@ def encrypt_file(chunks: Iterable[bytes]) -> SealedFile:
 def decrypt_file(stored: IO[bytes], *, key: bytes, nonce: bytes, tag: bytes) -> IO[bytes]:
     """The file ``encrypt_file`` made, decrypted into a temporary file; ``Unsealable`` when it was changed.
     No byte is handed out before the tag verified them all."""
+    from cryptography.exceptions import InvalidTag
+    from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
+
     decryptor = Cipher(algorithms.AES(key), modes.GCM(nonce, tag)).decryptor()
     spooled = _spooled()
     for chunk in iter(lambda: stored.read(_CHUNK), b""):
@@ -152,11 +165,15 @@ def _private_storage(location: str) -> Storage:
 
 @lru_cache(maxsize=1)
 def _suite() -> hpke.Suite:  # built on first use: cryptography may not be installed
+    from cryptography.hazmat.primitives import hpke
+
     return hpke.Suite(hpke.KEM.X25519, hpke.KDF.HKDF_SHA256, hpke.AEAD.AES_256_GCM)
 
 
 def _private_key(flow_key: str, signing_key: str | bytes) -> X25519PrivateKey:
     # HMAC-SHA256 under the signing key: 32 uniformly random bytes, which X25519 clamps (RFC 7748 §5).
+    from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey
+
     derived = keyed_hmac(KEY_SALT, flow_key, signing_key).digest()
     return X25519PrivateKey.from_private_bytes(derived)
 

@@ -459,7 +459,7 @@ def test_a_password_step_is_filled_on_the_page_and_the_password_is_never_stored(
 
 
 def test_without_cryptography_the_admin_refuses_a_password_step_it_could_not_keep(staff, monkeypatch):
-    monkeypatch.setattr(sealing, "_INSTALLED", False)
+    monkeypatch.setattr(sealing, "available", lambda: False)
     rows = [
         {"name": "destination", "required": True, "step": "Trip"},
         {"name": "password", "type": "password", "required": True, "step": "Account"},

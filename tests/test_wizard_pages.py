@@ -579,7 +579,7 @@ def test_a_client_that_cannot_show_a_form_has_the_user_answer_their_step_on_the_
 
 
 def test_without_cryptography_a_wizard_with_a_page_step_fails_its_checks(monkeypatch):
-    monkeypatch.setattr(sealing, "_INSTALLED", False)
+    monkeypatch.setattr(sealing, "available", lambda: False)
     (error,) = [message for message in BookingWizard().check() if message.id == "mcpforms.E417"]
     assert error.msg.startswith("The wizard's step 'account' has a password or a file, which the URL-mode")
     assert "cryptography package, 47 or later, which is not installed" in error.msg
@@ -592,7 +592,7 @@ def test_without_cryptography_a_wizard_with_a_page_step_fails_its_checks(monkeyp
 def test_without_cryptography_a_client_that_cannot_show_a_form_is_told_the_step_is_the_users(
     server, monkeypatch
 ):
-    monkeypatch.setattr(sealing, "_INSTALLED", False)
+    monkeypatch.setattr(sealing, "available", lambda: False)
     register(ConfirmedBookingWizard, server=server)
     client = mcp(server, capabilities={"elicitation": {"url": {}}})
     result = client.call("confirmed_booking", {"destination": "Oslo", "confirmed": True})
