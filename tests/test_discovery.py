@@ -79,3 +79,10 @@ def test_e317_mcpforms_urls_before_the_sign_in_urls():
 def test_a_browser_asking_for_register_without_its_slash_still_reaches_the_sites_own_page():
     response = Client().get("/register?next=/")
     assert response.status_code == 301 and response["Location"] == "/register/?next=/"
+
+
+@override_settings(ROOT_URLCONF="tests.urls_token_only", MCPFORMS={"AUTHENTICATION": ["nowhere.NoSuchAuth"]})
+def test_a_probe_of_a_site_whose_authentication_does_not_import_is_still_answered():
+    response = Client().get("/.well-known/oauth-authorization-server")
+    assert response.status_code == 404
+    assert json.loads(response.content)["error_description"] == USE_A_TOKEN
